@@ -1,0 +1,36 @@
+# rangekeeper — `make demo` runs the demo range, `make test` runs every test.
+GO       ?= go
+BIN      := bin
+PKGS     := ./...
+TEST_PREREQS :=
+TEST_ENV :=
+
+# Fragments owned by subsystems (e.g. hack/testbin/testbin.mk builds the Kubernetes test binaries
+# and appends to TEST_PREREQS / TEST_ENV).
+-include hack/*/*.mk
+
+.PHONY: all build test demo demo-down lint bench clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/...
+
+test: $(TEST_PREREQS)
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 25m $(PKGS)
+
+demo: build
+	./$(BIN)/rangekeeper demo
+
+demo-down: build
+	./$(BIN)/rangekeeper demo --down
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+clean:
+	rm -rf $(BIN)

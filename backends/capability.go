@@ -1,0 +1,163 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Action names an operation a backend may support on a sandbox.
+type Action string
+
+const (
+	ActionSnapshot Action = "snapshot"
+	ActionRevert   Action = "revert"
+	ActionTeardown Action = "teardown"
+	ActionExec     Action = "exec"
+	ActionCopy     Action = "copy"
+	ActionReset    Action = "reset" // recreate members fresh from their images (Kubernetes)
+	ActionProbe    Action = "probe" // needs exec + copy
+)
+
+// Destructive reports whether an action loses state and so needs confirmation and journaling,
+// and is refused in read-only mode.
+func (a Action) Destructive() bool {
+	switch a {
+	case ActionRevert, ActionTeardown, ActionReset:
+		return true
+	}
+	return false
+}
+
+// Mutating reports whether an action can change the sandbox or the host, and so is refused in
+// read-only mode. Exec, copy and probe count: an arbitrary command or an injected binary changes
+// a live sandbox.
+func (a Action) Mutating() bool {
+	switch a {
+	case ActionSnapshot, ActionExec, ActionCopy, ActionProbe:
+		return true
+	}
+	return a.Destructive()
+}
+
+// SnapshotOptions tunes a snapshot.
+type SnapshotOptions struct {
+	Name        string // operator-chosen name; the backend generates one when empty
+	Description string
+	NoPause     bool // Docker: do not pause members while committing (pausing is the default)
+	WithMemory  bool // Proxmox: include RAM state (vmstate)
+}
+
+// SnapshotInfo describes one stored snapshot of a sandbox.
+type SnapshotInfo struct {
+	ID        string            `json:"id"`
+	SandboxID string            `json:"sandbox"`
+	Name      string            `json:"name"`
+	Created   time.Time         `json:"created"`
+	Members   []string          `json:"members,omitempty"`
+	Size      int64             `json:"size,omitempty"`
+	Details   map[string]string `json:"details,omitempty"`
+}
+
+// RevertOptions tunes a revert.
+type RevertOptions struct {
+	Start bool // Proxmox: start VMs after rollback
+}
+
+// TeardownOptions tunes a teardown.
+type TeardownOptions struct {
+	KeepSnapshots bool // keep snapshot images / records
+	Force         bool // act on resources not identified as sandboxes
+	Timeout       time.Duration
+}
+
+// ExecRequest runs a command in one member of a sandbox.
+type ExecRequest struct {
+	Member  string // member name, ID or service; empty means the default member (Inspect's "default")
+	Cmd     []string
+	Stdin   io.Reader
+	Env     []string
+	User    string
+	WorkDir string
+	Timeout time.Duration
+}
+
+// ExecResult is the outcome of an exec that ran to completion.
+type ExecResult struct {
+	ExitCode int    `json:"exit_code"`
+	Stdout   []byte `json:"-"`
+	Stderr   []byte `json:"-"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+}
+
+// Snapshotter takes, lists and deletes snapshots.
+type Snapshotter interface {
+	Snapshot(ctx context.Context, sandboxID string, opts SnapshotOptions) (SnapshotInfo, error)
+	Snapshots(ctx context.Context, sandboxID string) ([]SnapshotInfo, error)
+	DeleteSnapshot(ctx context.Context, sandboxID, snapshotID string) error
+}
+
+// Reverter restores a sandbox to a snapshot.
+type Reverter interface {
+	Revert(ctx context.Context, sandboxID, snapshotID string, opts RevertOptions) error
+}
+
+// TearDowner removes a sandbox and the resources it owns.
+type TearDowner interface {
+	Teardown(ctx context.Context, sandboxID string, opts TeardownOptions) error
+}
+
+// Resetter recreates a sandbox's members fresh (Kubernetes' honest alternative to revert).
+type Resetter interface {
+	Reset(ctx context.Context, sandboxID string) error
+}
+
+// Executor runs commands inside a sandbox member.
+type Executor interface {
+	Exec(ctx context.Context, sandboxID string, req ExecRequest) (ExecResult, error)
+}
+
+// Copier moves single files in and out of a sandbox member.
+type Copier interface {
+	CopyTo(ctx context.Context, sandboxID, member, path string, data []byte, mode int64) error
+	CopyFrom(ctx context.Context, sandboxID, member, path string) ([]byte, error)
+}
+
+// Explainer lets a backend say why it does not support an action ("" means supported, or
+// that the backend has no reason beyond the missing interface).
+type Explainer interface {
+	Unsupported(a Action) string
+}
+
+// Supports reports whether b supports a and, if not, a reason fit to show an operator.
+func Supports(b Backend, a Action) (bool, string) {
+	if e, ok := b.(Explainer); ok {
+		if why := e.Unsupported(a); why != "" {
+			return false, why
+		}
+	}
+	var ok bool
+	switch a {
+	case ActionSnapshot:
+		_, ok = b.(Snapshotter)
+	case ActionRevert:
+		_, ok = b.(Reverter)
+	case ActionTeardown:
+		_, ok = b.(TearDowner)
+	case ActionReset:
+		_, ok = b.(Resetter)
+	case ActionExec:
+		_, ok = b.(Executor)
+	case ActionCopy:
+		_, ok = b.(Copier)
+	case ActionProbe:
+		_, e := b.(Executor)
+		_, c := b.(Copier)
+		ok = e && c
+	}
+	if ok {
+		return true, ""
+	}
+	return false, fmt.Sprintf("%s: not supported by %s", a, b.Kind())
+}

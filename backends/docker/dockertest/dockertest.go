@@ -1,0 +1,317 @@
+// Package dockertest gives tests a real Docker Engine, a locally built busybox image (no
+// registry) and compose-labelled projects, all labelled dev.rangekeeper.test=1 and removed at the
+// end of the test, also on failure. With CI=true a missing engine fails the test instead of
+// skipping it.
+package dockertest
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+)
+
+// LabelTest marks every resource a test creates; LabelRun ties it to one test process.
+const (
+	LabelTest = "dev.rangekeeper.test"
+	LabelRun  = "dev.rangekeeper.test.run"
+)
+
+// RunID identifies this test process's resources.
+var RunID = func() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}()
+
+// Labels returns the test labels merged with extra.
+func Labels(extra map[string]string) map[string]string {
+	l := map[string]string{LabelTest: "1", LabelRun: RunID}
+	for k, v := range extra {
+		l[k] = v
+	}
+	return l
+}
+
+var (
+	engineOnce sync.Once
+	engine     *client.Client
+	engineErr  error
+)
+
+// Engine returns a client for the local engine. Without one the test is skipped, unless
+// CI=true, where it fails: CI must never pass by not testing.
+func Engine(t testing.TB) *client.Client {
+	t.Helper()
+	engineOnce.Do(func() {
+		engine, engineErr = client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+		if engineErr == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, engineErr = engine.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
+		}
+	})
+	if engineErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("docker engine required in CI: %v", engineErr)
+		}
+		t.Skipf("no docker engine: %v", engineErr)
+	}
+	return engine
+}
+
+var (
+	imageOnce sync.Once
+	imageRef  string
+	imageErr  error
+)
+
+// BusyboxPath is where Debian's busybox-static installs its binary.
+const BusyboxPath = "/bin/busybox"
+
+// Image returns a local image holding a static busybox with its applets installed under /bin.
+// It is built once per test process through the Engine API and removed by Sweep.
+func Image(t testing.TB) string {
+	t.Helper()
+	cli := Engine(t)
+	imageOnce.Do(func() {
+		imageRef = "rangekeeper-test/busybox:" + RunID
+		imageErr = BuildImage(context.Background(), cli, imageRef, Labels(nil), map[string][]byte{}, []string{BusyboxPath})
+	})
+	if imageErr != nil {
+		t.Fatalf("build test image: %v", imageErr)
+	}
+	return imageRef
+}
+
+// BuildImage builds tag FROM scratch with busybox (if listed in hostFiles by path) and extra
+// files, through the Engine API. hostFiles are copied from this machine to /bin/<base>.
+func BuildImage(ctx context.Context, cli *client.Client, tag string, labels map[string]string, files map[string][]byte, hostFiles []string) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	dockerfile := "FROM scratch\n"
+	add := func(name string, data []byte, mode int64) error {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(data))}); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	}
+	hasBusybox := false
+	for _, p := range hostFiles {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w (install Debian's busybox-static)", p, err)
+		}
+		base := p[strings.LastIndex(p, "/")+1:]
+		if err := add(base, data, 0o755); err != nil {
+			return err
+		}
+		dockerfile += fmt.Sprintf("COPY %s /bin/%s\n", base, base)
+		if base == "busybox" {
+			hasBusybox = true
+		}
+	}
+	for name, data := range files {
+		if err := add(strings.TrimPrefix(name, "/"), data, 0o755); err != nil {
+			return err
+		}
+		dockerfile += fmt.Sprintf("COPY %s %s\n", strings.TrimPrefix(name, "/"), name)
+	}
+	if hasBusybox {
+		dockerfile += `RUN ["/bin/busybox", "--install", "-s", "/bin"]` + "\n" +
+			`RUN ["/bin/busybox", "mkdir", "-p", "/tmp", "/etc", "/root"]` + "\n" +
+			`RUN ["/bin/busybox", "chmod", "1777", "/tmp"]` + "\n"
+	}
+	if err := add("Dockerfile", []byte(dockerfile), 0o644); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Labels: labels, Remove: true, ForceRemove: true})
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if bytes.Contains(out, []byte(`"errorDetail"`)) {
+		return fmt.Errorf("image build failed: %s", out)
+	}
+	return nil
+}
+
+// Service is one member of a test project.
+type Service struct {
+	Name       string
+	Cmd        []string // default: sleep forever
+	Labels     map[string]string
+	HostConfig *container.HostConfig // nil: defaults plus the project network
+	Networks   []string              // extra (already created) networks to join, by name
+	Env        []string
+	User       string
+	DependsOn  string // value of com.docker.compose.depends_on
+}
+
+// Project creates and starts a compose-labelled project: a labelled network
+// "<project>_default" and one container per service named "<project>-<service>-1".
+// Everything is removed when the test ends.
+func Project(t testing.TB, project string, services ...Service) {
+	t.Helper()
+	cli := Engine(t)
+	img := Image(t)
+	ctx := context.Background()
+	netName := project + "_default"
+	if _, err := cli.NetworkCreate(ctx, netName, client.NetworkCreateOptions{Driver: "bridge", Labels: Labels(map[string]string{
+		"com.docker.compose.project": project, "com.docker.compose.network": "default",
+	})}); err != nil {
+		t.Fatalf("create network %s: %v", netName, err)
+	}
+	t.Cleanup(func() { RemoveProject(cli, project) })
+	for _, s := range services {
+		StartService(t, project, netName, img, s)
+	}
+}
+
+// StartService creates and starts one compose-labelled container in project.
+func StartService(t testing.TB, project, netName, img string, s Service) string {
+	t.Helper()
+	cli := Engine(t)
+	ctx := context.Background()
+	cmd := s.Cmd
+	if cmd == nil {
+		cmd = []string{"sleep", "3600"}
+	}
+	labels := Labels(map[string]string{
+		"com.docker.compose.project":          project,
+		"com.docker.compose.service":          s.Name,
+		"com.docker.compose.container-number": "1",
+		"com.docker.compose.oneoff":           "False",
+		"com.docker.compose.depends_on":       s.DependsOn,
+	})
+	for k, v := range s.Labels {
+		labels[k] = v
+	}
+	hc := s.HostConfig
+	if hc == nil {
+		hc = &container.HostConfig{}
+	}
+	if hc.NetworkMode == "" {
+		hc.NetworkMode = container.NetworkMode(netName)
+	}
+	var nc *network.NetworkingConfig
+	if netName != "" && string(hc.NetworkMode) == netName {
+		nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+			netName: {Aliases: []string{s.Name}},
+		}}
+	}
+	name := fmt.Sprintf("%s-%s-1", project, s.Name)
+	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name:             name,
+		Config:           &container.Config{Image: img, Cmd: cmd, Labels: labels, Env: s.Env, User: s.User, StopSignal: "SIGKILL"},
+		HostConfig:       hc,
+		NetworkingConfig: nc,
+	})
+	if err != nil {
+		t.Fatalf("create %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_, _ = cli.ContainerRemove(context.Background(), res.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	})
+	for _, n := range s.Networks {
+		if _, err := cli.NetworkConnect(ctx, n, client.NetworkConnectOptions{Container: res.ID, EndpointConfig: &network.EndpointSettings{Aliases: []string{s.Name}}}); err != nil {
+			t.Fatalf("connect %s to %s: %v", name, n, err)
+		}
+	}
+	if _, err := cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	return res.ID
+}
+
+// RemoveProject force-removes a project's containers, networks and volumes (by compose label).
+func RemoveProject(cli *client.Client, project string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := make(client.Filters).Add("label", "com.docker.compose.project="+project)
+	if cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err == nil {
+		for _, c := range cs.Items {
+			_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		}
+	}
+	if ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f}); err == nil {
+		for _, n := range ns.Items {
+			_, _ = cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{})
+		}
+	}
+	if vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f}); err == nil {
+		for _, v := range vs.Items {
+			_, _ = cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true})
+		}
+	}
+}
+
+// Main runs the tests and then sweeps every resource this process labelled, so nothing is left
+// behind even when a test panicked past its cleanups. Use it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	Sweep(RunID)
+	os.Exit(code)
+}
+
+// Sweep removes containers, networks, volumes and images labelled with run id.
+func Sweep(run string) {
+	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := make(client.Filters).Add("label", LabelRun+"="+run)
+	if cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err == nil {
+		for _, c := range cs.Items {
+			_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		}
+	}
+	if ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f}); err == nil {
+		for _, n := range ns.Items {
+			_, _ = cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{})
+		}
+	}
+	if vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f}); err == nil {
+		for _, v := range vs.Items {
+			_, _ = cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true})
+		}
+	}
+	if is, err := cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f}); err == nil {
+		for _, i := range is.Items {
+			_, _ = cli.ImageRemove(ctx, i.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+		}
+	}
+}
+
+// HaveComposeCLI reports the compose CLI available here ("docker compose" or "docker-compose"),
+// or nil.
+func HaveComposeCLI() []string {
+	if exec.Command("docker", "compose", "version").Run() == nil {
+		return []string{"docker", "compose"}
+	}
+	if p, err := exec.LookPath("docker-compose"); err == nil {
+		return []string{p}
+	}
+	return nil
+}

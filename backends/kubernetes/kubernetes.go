@@ -1,0 +1,269 @@
+// Package kubernetes discovers Inspect's agent-env Helm releases as sandboxes through client-go
+// informers and acts on exactly one release at a time (Helm uninstall, reset, pods/exec).
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/config"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Labels and annotations that Inspect's agent-env chart and Helm put on a release's objects.
+const (
+	LabelInstance   = "app.kubernetes.io/instance" // the Helm release name
+	LabelService    = "inspect/service"            // marks a pod as a sandbox member
+	LabelSample     = "inspectSampleUUID"
+	LabelChartVer   = "aisi.gov.uk/k8s-sandbox-version"
+	AnnotationTask  = "inspectTaskName"
+	HelmInspectFlag = "inspectSandbox" // Helm *release* label (on the release record), value "true"
+	helmOwnerLabel  = "owner"          // Helm's storage driver labels: owner=helm, name, version, status
+)
+
+// Options selects one kubeconfig context (or the in-cluster config) and its namespaces.
+type Options struct {
+	Kubeconfig string   // path; empty means $KUBECONFIG or ~/.kube/config
+	Context    string   // empty means the kubeconfig's current context
+	Namespaces []string // empty or "*" means every namespace the operator may list
+	InCluster  bool
+	// Workers bounds the parallelism of bulk teardown (default 8, Inspect's own default).
+	Workers int
+}
+
+// Backend is one Kubernetes context. It satisfies backends.Backend, TearDowner, Resetter,
+// Executor, Copier and Explainer.
+type Backend struct {
+	context    string
+	namespaces []string // nil means all namespaces
+	rc         *rest.Config
+	cs         k8s.Interface
+	md         metadata.Interface
+	dyn        dynamic.Interface
+	getter     genericclioptions.RESTClientGetter
+	workers    int
+}
+
+var (
+	_ backends.Backend    = (*Backend)(nil)
+	_ backends.TearDowner = (*Backend)(nil)
+	_ backends.Resetter   = (*Backend)(nil)
+	_ backends.Executor   = (*Backend)(nil)
+	_ backends.Copier     = (*Backend)(nil)
+	_ backends.Explainer  = (*Backend)(nil)
+)
+
+// New returns one Backend per configured context (the current context when none is listed).
+func New(cfg config.KubernetesConfig) ([]*Backend, error) {
+	if cfg.InCluster {
+		b, err := Open(Options{InCluster: true, Namespaces: cfg.Namespaces})
+		if err != nil {
+			return nil, err
+		}
+		return []*Backend{b}, nil
+	}
+	contexts := cfg.Contexts
+	if len(contexts) == 0 {
+		contexts = []string{""}
+	}
+	var out []*Backend
+	for _, c := range contexts {
+		b, err := Open(Options{Kubeconfig: cfg.Kubeconfig, Context: c, Namespaces: cfg.Namespaces})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Open builds a Backend for one context. It does not contact the API server: Watch does, and
+// reports an unreachable server or an RBAC refusal there.
+func Open(o Options) (*Backend, error) {
+	var (
+		rc     *rest.Config
+		name   string
+		getter *genericclioptions.ConfigFlags
+		err    error
+	)
+	if o.InCluster {
+		rc, err = rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("k8s: in-cluster config: %w", err)
+		}
+		name = "in-cluster"
+		getter = genericclioptions.NewConfigFlags(false)
+		getter.WrapConfigFn = func(*rest.Config) *rest.Config { return rest.CopyConfig(rc) }
+	} else {
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		if o.Kubeconfig != "" {
+			rules.ExplicitPath = o.Kubeconfig
+		}
+		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context})
+		raw, err := cc.RawConfig()
+		if err != nil {
+			return nil, fmt.Errorf("k8s: kubeconfig %s: %w", kubeconfigName(o.Kubeconfig), err)
+		}
+		name = o.Context
+		if name == "" {
+			name = raw.CurrentContext
+		}
+		if _, ok := raw.Contexts[name]; !ok || name == "" {
+			return nil, fmt.Errorf("k8s: kubeconfig %s has no context %q", kubeconfigName(o.Kubeconfig), name)
+		}
+		rc, err = cc.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("k8s:%s: %w", name, err)
+		}
+		getter = genericclioptions.NewConfigFlags(false)
+		if o.Kubeconfig != "" {
+			getter.KubeConfig = &o.Kubeconfig
+		}
+		getter.Context = &name
+	}
+	return newBackend(name, rc, getter, o)
+}
+
+func newBackend(name string, rc *rest.Config, getter genericclioptions.RESTClientGetter, o Options) (*Backend, error) {
+	rc = rest.CopyConfig(rc)
+	// The defaults (QPS 5) would make the initial list of thousands of pods and bulk teardown crawl.
+	if rc.QPS == 0 {
+		rc.QPS, rc.Burst = 50, 100
+	}
+	b := &Backend{context: name, rc: rc, getter: getter, workers: o.Workers}
+	if b.workers <= 0 {
+		b.workers = 8
+	}
+	for _, ns := range o.Namespaces {
+		if ns == "*" || ns == metav1.NamespaceAll {
+			b.namespaces = nil
+			break
+		}
+		b.namespaces = append(b.namespaces, ns)
+	}
+	var err error
+	if b.cs, err = k8s.NewForConfig(rc); err != nil {
+		return nil, fmt.Errorf("k8s:%s: %w", name, err)
+	}
+	if b.md, err = metadata.NewForConfig(rc); err != nil {
+		return nil, fmt.Errorf("k8s:%s: %w", name, err)
+	}
+	if b.dyn, err = dynamic.NewForConfig(rc); err != nil {
+		return nil, fmt.Errorf("k8s:%s: %w", name, err)
+	}
+	return b, nil
+}
+
+func kubeconfigName(p string) string {
+	if p != "" {
+		return p
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		return env
+	}
+	return "~/.kube/config"
+}
+
+// Name is "k8s:<context>".
+func (b *Backend) Name() string { return "k8s:" + b.context }
+
+// Kind is backends.KindKubernetes.
+func (b *Backend) Kind() backends.Kind { return backends.KindKubernetes }
+
+// Context is the kubeconfig context this backend talks to.
+func (b *Backend) Context() string { return b.context }
+
+// Unsupported explains the actions Kubernetes cannot honestly offer.
+func (b *Backend) Unsupported(a backends.Action) string {
+	switch a {
+	case backends.ActionSnapshot, backends.ActionRevert:
+		return string(a) + ": not supported by Kubernetes (pods have no snapshot; CSI volume snapshots are not implemented yet) — reset available"
+	}
+	return ""
+}
+
+// sandboxID is "k8s:<context>/<namespace>/<release>".
+func (b *Backend) sandboxID(ns, release string) string {
+	return b.Name() + "/" + ns + "/" + release
+}
+
+// parseID splits a sandbox ID of this backend. Contexts may contain "/" (EKS ARNs), so the
+// namespace and release are taken from the right: neither can contain "/".
+func (b *Backend) parseID(id string) (ns, release string, err error) {
+	prefix := b.Name() + "/"
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok {
+		return "", "", fmt.Errorf("%s: %w: %q is not a sandbox of this backend", b.Name(), backends.ErrNotFound, id)
+	}
+	ns, release, ok = strings.Cut(rest, "/")
+	if !ok || ns == "" || release == "" || strings.Contains(release, "/") {
+		return "", "", fmt.Errorf("%s: %w: malformed sandbox ID %q (want %s<namespace>/<release>)", b.Name(), backends.ErrNotFound, id, prefix)
+	}
+	return ns, release, nil
+}
+
+// explainAPIError turns RBAC refusals into a message that says what to grant or configure.
+func (b *Backend) explainAPIError(verb, resource, ns string, err error) error {
+	where := "in all namespaces"
+	if ns != "" {
+		where = fmt.Sprintf("in namespace %q", ns)
+	}
+	if apierrors.IsForbidden(err) {
+		hint := ""
+		if ns == "" {
+			hint = "; or list the namespaces you may read under kubernetes.namespaces"
+		}
+		return fmt.Errorf("%s: RBAC forbids %s %s %s: grant %q on %s%s: %w", b.Name(), verb, resource, where, verb, resource, hint, err)
+	}
+	if apierrors.IsUnauthorized(err) {
+		return fmt.Errorf("%s: the API server rejected the credentials of context %q: %w", b.Name(), b.context, err)
+	}
+	return fmt.Errorf("%s: %s %s %s: %w", b.Name(), verb, resource, where, err)
+}
+
+// errNoShell reports an image without /bin/sh, which exec-based copy and the probe need.
+var errNoShell = errors.New("the container image has no /bin/sh: copy and the escape probe need a shell in the first container")
+
+// selector for the pods of one release that Inspect counts as sandbox members.
+func releaseSelector(release string) string {
+	return LabelInstance + "=" + release + "," + LabelService
+}
+
+// listNamespaces is the namespaces to watch; []string{""} means all.
+func (b *Backend) listNamespaces() []string {
+	if len(b.namespaces) == 0 {
+		return []string{metav1.NamespaceAll}
+	}
+	return b.namespaces
+}
+
+// preflight checks reachability and RBAC once, so Watch fails fast with a clear message
+// instead of an informer retrying forever.
+func (b *Backend) preflight(ctx context.Context) (helmSecrets bool, err error) {
+	helmSecrets = true
+	for _, ns := range b.listNamespaces() {
+		if _, err := b.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: LabelService}); err != nil {
+			return false, b.explainAPIError("list", "pods", ns, err)
+		}
+		// Release records are optional: without them Inspect's releases are recognised by their
+		// pods' inspectTaskName annotation. Only metadata is read, never a secret's data.
+		if _, err := b.md.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: helmOwnerLabel + "=helm"}); err != nil {
+			if !apierrors.IsForbidden(err) {
+				return false, b.explainAPIError("list", "secrets", ns, err)
+			}
+			helmSecrets = false
+		}
+	}
+	return helmSecrets, nil
+}

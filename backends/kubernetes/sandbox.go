@@ -1,0 +1,149 @@
+package kubernetes
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// releaseRecord is what rangekeeper keeps of a Helm release Secret: its labels only (the
+// storage driver's name/version/status plus the release's own labels such as inspectSandbox).
+type releaseRecord struct {
+	Name     string
+	Revision int
+	Status   string
+	Inspect  bool
+	Created  time.Time
+}
+
+// latestRecord picks the highest revision among a release's Secrets.
+func latestRecord(objs []*metav1.PartialObjectMetadata) (releaseRecord, bool) {
+	var best releaseRecord
+	found := false
+	for _, o := range objs {
+		v, _ := strconv.Atoi(o.Labels["version"])
+		if found && v <= best.Revision {
+			continue
+		}
+		best = releaseRecord{
+			Name:     o.Labels["name"],
+			Revision: v,
+			Status:   o.Labels["status"],
+			Inspect:  o.Labels[HelmInspectFlag] == "true",
+			Created:  o.CreationTimestamp.Time,
+		}
+		found = true
+	}
+	return best, found
+}
+
+// buildSandbox aggregates one release's pods (all carrying inspect/service) into a Sandbox.
+// rec is the release's Helm record when rangekeeper may read it; policies are the
+// CiliumNetworkPolicies selecting the release, when the cluster has Cilium's CRD.
+func (b *Backend) buildSandbox(ns, release string, pods []*corev1.Pod, rec *releaseRecord, policies []*unstructured.Unstructured, cilium bool) backends.Sandbox {
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	sb := backends.Sandbox{
+		ID:       b.sandboxID(ns, release),
+		Name:     release,
+		Backend:  backends.KindKubernetes,
+		Endpoint: b.Name(),
+		Members:  make([]backends.Member, 0, len(pods)),
+	}
+	for _, p := range pods {
+		sb.Members = append(sb.Members, memberOf(p))
+		if sb.Created.IsZero() || p.CreationTimestamp.Time.Before(sb.Created) {
+			sb.Created = p.CreationTimestamp.Time
+		}
+		if sb.Task == "" {
+			sb.Task = p.Annotations[AnnotationTask]
+		}
+		if sb.Sample == "" {
+			sb.Sample = p.Labels[LabelSample]
+		}
+	}
+	sb.Status = backends.DeriveStatus(sb.Members)
+	sb.Labels = commonLabels(pods)
+	// Inspect's releases carry the Helm release label inspectSandbox=true; when the release
+	// records cannot be read, Inspect's task annotation (always set by its helm install) is the
+	// evidence.
+	sb.Inspect = (rec != nil && rec.Inspect) || sb.Task != ""
+	sb.Actionable = sb.Inspect
+	sb.Extra = []backends.KeyValue{{Key: "namespace", Value: ns}, {Key: "context", Value: b.context}}
+	if len(pods) > 0 {
+		if v := pods[0].Labels[LabelChartVer]; v != "" {
+			sb.Extra = append(sb.Extra, backends.KeyValue{Key: "chart version", Value: v})
+		}
+	}
+	if rec != nil {
+		sb.Extra = append(sb.Extra,
+			backends.KeyValue{Key: "helm revision", Value: strconv.Itoa(rec.Revision)},
+			backends.KeyValue{Key: "helm status", Value: rec.Status})
+	} else {
+		sb.Extra = append(sb.Extra, backends.KeyValue{Key: "helm record", Value: "not found or not readable"})
+	}
+	sb.Findings = Posture(pods, policies, cilium)
+	return sb
+}
+
+// memberOf describes one pod.
+func memberOf(p *corev1.Pod) backends.Member {
+	m := backends.Member{
+		ID:      string(p.UID),
+		Name:    p.Name,
+		Service: p.Labels[LabelService],
+		State:   podState(p),
+		Running: p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil,
+		Created: p.CreationTimestamp.Time,
+	}
+	if len(p.Spec.Containers) > 0 {
+		m.Image = p.Spec.Containers[0].Image
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		m.Restarts += int(cs.RestartCount)
+	}
+	return m
+}
+
+// podState is the phase, refined the way kubectl shows it (Terminating, CrashLoopBackOff…).
+func podState(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "Terminating"
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
+			return cs.State.Waiting.Reason
+		}
+	}
+	if p.Status.Phase == "" {
+		return string(corev1.PodPending)
+	}
+	return string(p.Status.Phase)
+}
+
+// commonLabels keeps the labels every member shares (the release's labels), minus the
+// per-member ones.
+func commonLabels(pods []*corev1.Pod) map[string]string {
+	if len(pods) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range pods[0].Labels {
+		if k == LabelService || k == "controller-revision-hash" || k == "statefulset.kubernetes.io/pod-name" || k == "apps.kubernetes.io/pod-index" {
+			continue
+		}
+		out[k] = v
+	}
+	for _, p := range pods[1:] {
+		for k, v := range out {
+			if p.Labels[k] != v {
+				delete(out, k)
+			}
+		}
+	}
+	return out
+}

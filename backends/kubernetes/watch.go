@@ -1,0 +1,325 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+var (
+	secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	ciliumGVR  = schema.GroupVersionResource{Group: "cilium.io", Version: "v2", Resource: "ciliumnetworkpolicies"}
+)
+
+const (
+	byRelease = "release"              // informer index: "<namespace>/<release>"
+	debounce  = 50 * time.Millisecond // coalesces bursts (a reset touches every pod of a release)
+)
+
+// releaseKeyOfPod indexes a pod by its release.
+func releaseKeyOfPod(obj any) ([]string, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || p.Labels[LabelInstance] == "" {
+		return nil, nil
+	}
+	return []string{p.Namespace + "/" + p.Labels[LabelInstance]}, nil
+}
+
+// releaseKeyOfRecord indexes a Helm release Secret (labels name=<release>, owner=helm).
+func releaseKeyOfRecord(obj any) ([]string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil || m.GetLabels()["name"] == "" {
+		return nil, nil
+	}
+	return []string{m.GetNamespace() + "/" + m.GetLabels()["name"]}, nil
+}
+
+// releaseKeyOfPolicy indexes a CiliumNetworkPolicy by the release its endpointSelector picks.
+func releaseKeyOfPolicy(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	rel, _, _ := unstructured.NestedString(u.Object, "spec", "endpointSelector", "matchLabels", LabelInstance)
+	if rel == "" {
+		return nil, nil
+	}
+	return []string{u.GetNamespace() + "/" + rel}, nil
+}
+
+// dropManagedFields keeps informer caches small: managedFields is often the bulk of an object.
+func dropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// watcher turns informer events into backends.Events.
+type watcher struct {
+	b        *Backend
+	emit     func(backends.Event)
+	cancel   context.CancelCauseFunc
+	pods     []cache.SharedIndexInformer
+	records  []cache.SharedIndexInformer
+	policies []cache.SharedIndexInformer
+	cilium   bool
+
+	mu    sync.Mutex
+	dirty map[string]struct{}
+	kick  chan struct{}
+
+	emitted map[string]bool // release keys the consumer currently has
+}
+
+// Watch lists the releases with informers (list + watch), emits one EventReset, then one
+// EventUpsert or EventRemove per changed release. A dropped watch is resumed (or re-listed) by
+// the informers; when the API server itself is unreachable or RBAC refuses, Watch returns the
+// error and the supervisor calls it again, which re-lists from scratch.
+func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
+	helmRecords, err := b.preflight(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w := &watcher{b: b, emit: emit, cancel: cancel, dirty: map[string]struct{}{}, kick: make(chan struct{}, 1), emitted: map[string]bool{}}
+	w.cilium = b.hasCilium(ctx)
+
+	var synced []cache.InformerSynced
+	for _, ns := range b.listNamespaces() {
+		pf := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelService }))
+		pi := pf.Core().V1().Pods().Informer()
+		if err := w.prepare(pi, releaseKeyOfPod); err != nil {
+			return err
+		}
+		w.pods = append(w.pods, pi)
+		synced = append(synced, pi.HasSynced)
+		pf.Start(ctx.Done())
+
+		if helmRecords {
+			mf := metadatainformer.NewFilteredSharedInformerFactory(b.md, 0, ns,
+				func(o *metav1.ListOptions) { o.LabelSelector = helmOwnerLabel + "=helm" })
+			si := mf.ForResource(secretsGVR).Informer()
+			if err := w.prepare(si, releaseKeyOfRecord); err != nil {
+				return err
+			}
+			w.records = append(w.records, si)
+			synced = append(synced, si.HasSynced)
+			mf.Start(ctx.Done())
+		}
+		if w.cilium {
+			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(b.dyn, 0, ns, nil)
+			ci := df.ForResource(ciliumGVR).Informer()
+			if err := w.prepare(ci, releaseKeyOfPolicy); err != nil {
+				return err
+			}
+			w.policies = append(w.policies, ci)
+			synced = append(synced, ci.HasSynced)
+			df.Start(ctx.Done())
+		}
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return w.result(ctx)
+	}
+	w.reset()
+	for {
+		select {
+		case <-ctx.Done():
+			return w.result(ctx)
+		case <-w.kick:
+		}
+		select { // let a burst settle so each release is rebuilt once
+		case <-ctx.Done():
+			return w.result(ctx)
+		case <-time.After(debounce):
+		}
+		for _, key := range w.takeDirty() {
+			w.update(key)
+		}
+	}
+}
+
+// result is nil when the caller cancelled, else the error that ended the watch.
+func (w *watcher) result(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// prepare wires an informer before it starts: a transform, the release index, the event
+// handler and the watch-error handler.
+func (w *watcher) prepare(inf cache.SharedIndexInformer, key cache.IndexFunc) error {
+	if err := inf.SetTransform(dropManagedFields); err != nil {
+		return err
+	}
+	if err := inf.AddIndexers(cache.Indexers{byRelease: key}); err != nil {
+		return err
+	}
+	if err := inf.SetWatchErrorHandlerWithContext(w.onWatchError); err != nil {
+		return err
+	}
+	mark := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		keys, _ := key(obj)
+		w.markDirty(keys...)
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    mark,
+		UpdateFunc: func(old, cur any) { mark(old); mark(cur) },
+		DeleteFunc: mark,
+	})
+	return err
+}
+
+// onWatchError decides between "the informer will recover" (a dropped or expired watch) and
+// "the connection is lost" (end Watch so the supervisor reconnects and re-lists).
+func (w *watcher) onWatchError(ctx context.Context, _ *cache.Reflector, err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		return
+	}
+	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		w.cancel(w.b.explainAPIError("watch", "pods", "", err))
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if perr := w.b.cs.Discovery().RESTClient().Get().AbsPath("/version").Do(pctx).Error(); perr != nil {
+		w.cancel(fmt.Errorf("%s: API server unreachable: %w", w.b.Name(), err))
+	}
+}
+
+func (w *watcher) markDirty(keys ...string) {
+	if len(keys) == 0 {
+		return
+	}
+	w.mu.Lock()
+	for _, k := range keys {
+		w.dirty[k] = struct{}{}
+	}
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *watcher) takeDirty() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	keys := make([]string, 0, len(w.dirty))
+	for k := range w.dirty {
+		keys = append(keys, k)
+	}
+	clear(w.dirty)
+	sort.Strings(keys)
+	return keys
+}
+
+// reset emits the whole fleet. Dirty marks are cleared first: an event that lands while the
+// fleet is built marks its release again and is re-sent as an (idempotent) upsert.
+func (w *watcher) reset() {
+	w.takeDirty()
+	keys := map[string]struct{}{}
+	for _, inf := range w.pods {
+		for _, k := range inf.GetIndexer().ListIndexFuncValues(byRelease) {
+			keys[k] = struct{}{}
+		}
+	}
+	fleet := make([]backends.Sandbox, 0, len(keys))
+	for k := range keys {
+		if sb, ok := w.build(k); ok {
+			fleet = append(fleet, sb)
+			w.emitted[k] = true
+		}
+	}
+	sort.Slice(fleet, func(i, j int) bool { return fleet[i].ID < fleet[j].ID })
+	w.emit(backends.Event{Type: backends.EventReset, Sandboxes: fleet})
+}
+
+func (w *watcher) update(key string) {
+	sb, ok := w.build(key)
+	switch {
+	case ok:
+		w.emitted[key] = true
+		w.emit(backends.Event{Type: backends.EventUpsert, Sandbox: sb})
+	case w.emitted[key]:
+		delete(w.emitted, key)
+		ns, rel, _ := strings.Cut(key, "/")
+		w.emit(backends.Event{Type: backends.EventRemove, ID: w.b.sandboxID(ns, rel)})
+	}
+}
+
+// build makes the sandbox of one release from the caches; false when it has no pods left.
+func (w *watcher) build(key string) (backends.Sandbox, bool) {
+	var pods []*corev1.Pod
+	for _, inf := range w.pods {
+		objs, _ := inf.GetIndexer().ByIndex(byRelease, key)
+		for _, o := range objs {
+			if p, ok := o.(*corev1.Pod); ok {
+				pods = append(pods, p.DeepCopy())
+			}
+		}
+	}
+	if len(pods) == 0 {
+		return backends.Sandbox{}, false
+	}
+	var rec *releaseRecord
+	var recs []*metav1.PartialObjectMetadata
+	for _, inf := range w.records {
+		objs, _ := inf.GetIndexer().ByIndex(byRelease, key)
+		for _, o := range objs {
+			if m, ok := o.(*metav1.PartialObjectMetadata); ok {
+				recs = append(recs, m)
+			}
+		}
+	}
+	if r, ok := latestRecord(recs); ok {
+		rec = &r
+	}
+	var pols []*unstructured.Unstructured
+	for _, inf := range w.policies {
+		objs, _ := inf.GetIndexer().ByIndex(byRelease, key)
+		for _, o := range objs {
+			if u, ok := o.(*unstructured.Unstructured); ok {
+				pols = append(pols, u)
+			}
+		}
+	}
+	ns, rel, _ := strings.Cut(key, "/")
+	return w.b.buildSandbox(ns, rel, pods, rec, pols, w.cilium), true
+}
+
+// hasCilium reports whether the cluster serves CiliumNetworkPolicies that we may list.
+func (b *Backend) hasCilium(ctx context.Context) bool {
+	if _, err := b.cs.Discovery().ServerResourcesForGroupVersion(ciliumGVR.GroupVersion().String()); err != nil {
+		return false
+	}
+	for _, ns := range b.listNamespaces() {
+		if _, err := b.dyn.Resource(ciliumGVR).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,270 @@
+// Package supervisor runs every configured backend's watch loop, tracks each backend's health,
+// reconnects with backoff, and keeps the merged fleet so actions can resolve a sandbox ID. One dead
+// or slow backend never blocks the others: events are queued per supervisor and drained in batches.
+package supervisor
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+)
+
+// State is a backend's connection state.
+type State string
+
+const (
+	StateConnecting   State = "connecting"
+	StateConnected    State = "connected"
+	StateReconnecting State = "reconnecting"
+)
+
+// Health is one backend's connection health.
+type Health struct {
+	Backend   string        `json:"backend"`
+	Kind      backends.Kind `json:"kind"`
+	State     State         `json:"state"`
+	LastError string        `json:"last_error,omitempty"`
+	Since     time.Time     `json:"since"`
+	Attempts  int           `json:"attempts,omitempty"`
+	NextRetry time.Time     `json:"next_retry,omitempty"`
+}
+
+// Update is one item of the supervisor's output: a fleet event from Backend, or a health change.
+type Update struct {
+	Backend string
+	Event   *backends.Event
+	Health  *Health
+}
+
+// Backoff bounds reconnect delays.
+type Backoff struct{ Min, Max time.Duration }
+
+// DefaultBackoff starts fast and caps at 30 s.
+var DefaultBackoff = Backoff{Min: 250 * time.Millisecond, Max: 30 * time.Second}
+
+// Supervisor owns the backends' goroutines.
+type Supervisor struct {
+	backends []backends.Backend
+	backoff  Backoff
+
+	mu      sync.Mutex
+	pending []Update
+	notify  chan struct{}
+	health  map[string]Health
+	fleet   map[string]backends.Sandbox // by sandbox ID
+	owner   map[string]backends.Backend // backend name → backend
+	ready   map[string]chan struct{}    // closed at a backend's first reset
+}
+
+// New prepares a supervisor; nothing runs until Start.
+func New(bs []backends.Backend, backoff Backoff) *Supervisor {
+	if backoff.Min <= 0 {
+		backoff = DefaultBackoff
+	}
+	s := &Supervisor{
+		backends: bs, backoff: backoff,
+		notify: make(chan struct{}, 1),
+		health: map[string]Health{}, fleet: map[string]backends.Sandbox{},
+		owner: map[string]backends.Backend{}, ready: map[string]chan struct{}{},
+	}
+	now := time.Now()
+	for _, b := range bs {
+		s.owner[b.Name()] = b
+		s.ready[b.Name()] = make(chan struct{})
+		s.health[b.Name()] = Health{Backend: b.Name(), Kind: b.Kind(), State: StateConnecting, Since: now}
+	}
+	return s
+}
+
+// Backends returns the supervised backends.
+func (s *Supervisor) Backends() []backends.Backend { return s.backends }
+
+// Start runs one goroutine per backend until ctx is done. The returned function waits for them.
+func (s *Supervisor) Start(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	for _, b := range s.backends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.run(ctx, b)
+		}()
+	}
+	return wg.Wait
+}
+
+func (s *Supervisor) run(ctx context.Context, b backends.Backend) {
+	delay := s.backoff.Min
+	attempts := 0
+	for {
+		gotReset := false
+		err := b.Watch(ctx, func(ev backends.Event) {
+			if ev.Type == backends.EventReset {
+				gotReset = true
+				s.setHealth(b, Health{State: StateConnected})
+			}
+			s.apply(b, ev)
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if gotReset {
+			delay, attempts = s.backoff.Min, 0
+		}
+		attempts++
+		msg := "watch ended"
+		if err != nil {
+			msg = err.Error()
+		}
+		s.setHealth(b, Health{State: StateReconnecting, LastError: msg, Attempts: attempts, NextRetry: time.Now().Add(delay)})
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay *= 2
+		if delay > s.backoff.Max {
+			delay = s.backoff.Max
+		}
+	}
+}
+
+func (s *Supervisor) setHealth(b backends.Backend, h Health) {
+	h.Backend, h.Kind = b.Name(), b.Kind()
+	s.mu.Lock()
+	prev := s.health[b.Name()]
+	if prev.State == h.State && prev.LastError == h.LastError && h.State == StateConnected {
+		s.mu.Unlock()
+		return
+	}
+	h.Since = time.Now()
+	if prev.State == h.State {
+		h.Since = prev.Since
+	}
+	s.health[b.Name()] = h
+	s.pending = append(s.pending, Update{Backend: b.Name(), Health: &h})
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Supervisor) apply(b backends.Backend, ev backends.Event) {
+	name := b.Name()
+	s.mu.Lock()
+	switch ev.Type {
+	case backends.EventReset:
+		for id := range s.fleet {
+			if strings.HasPrefix(id, name+"/") {
+				delete(s.fleet, id)
+			}
+		}
+		for _, sb := range ev.Sandboxes {
+			s.fleet[sb.ID] = sb
+		}
+		if ch := s.ready[name]; ch != nil {
+			select {
+			case <-ch:
+			default:
+				close(ch)
+			}
+		}
+	case backends.EventUpsert:
+		s.fleet[ev.Sandbox.ID] = ev.Sandbox
+	case backends.EventRemove:
+		delete(s.fleet, ev.ID)
+	}
+	e := ev
+	s.pending = append(s.pending, Update{Backend: name, Event: &e})
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Supervisor) signal() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Notify is signalled (coalesced) whenever updates are pending.
+func (s *Supervisor) Notify() <-chan struct{} { return s.notify }
+
+// Drain returns and clears every pending update, oldest first.
+func (s *Supervisor) Drain() []Update {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.pending
+	s.pending = nil
+	return out
+}
+
+// Health returns every backend's health sorted by name.
+func (s *Supervisor) Health() []Health {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Health, 0, len(s.health))
+	for _, h := range s.health {
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Backend < out[j].Backend })
+	return out
+}
+
+// Lookup resolves a sandbox ID to its backend and last known state.
+func (s *Supervisor) Lookup(id string) (backends.Backend, backends.Sandbox, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb, ok := s.fleet[id]
+	if !ok {
+		return nil, backends.Sandbox{}, false
+	}
+	b := s.ownerOf(id)
+	return b, sb, b != nil
+}
+
+// ownerOf finds the backend whose name prefixes a sandbox ID ("docker:default/" + project).
+func (s *Supervisor) ownerOf(id string) backends.Backend {
+	var best backends.Backend
+	for name, b := range s.owner {
+		if strings.HasPrefix(id, name+"/") && (best == nil || len(name) > len(best.Name())) {
+			best = b
+		}
+	}
+	return best
+}
+
+// Fleet returns every known sandbox sorted by ID.
+func (s *Supervisor) Fleet() []backends.Sandbox {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]backends.Sandbox, 0, len(s.fleet))
+	for _, sb := range s.fleet {
+		out = append(out, sb)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// WaitReady blocks until every backend has answered once, or ctx ends. It returns the backends
+// that never answered, with their health, so one-shot commands can report them and go on.
+func (s *Supervisor) WaitReady(ctx context.Context) []Health {
+	for _, b := range s.backends {
+		select {
+		case <-s.ready[b.Name()]:
+		case <-ctx.Done():
+		}
+	}
+	var missing []Health
+	for _, b := range s.backends {
+		select {
+		case <-s.ready[b.Name()]:
+		default:
+			s.mu.Lock()
+			missing = append(missing, s.health[b.Name()])
+			s.mu.Unlock()
+		}
+	}
+	return missing
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"io"
+	"os"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/rangekeeper/rangekeeper/config"
+	"github.com/rangekeeper/rangekeeper/state"
+)
+
+// factory hands commands their dependencies lazily, so a command that needs no state file never
+// opens (or locks) one. Tests build their own factory with fakes behind the same fields.
+type factory struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	// Global flags.
+	StatePath  string
+	ConfigPath string
+	ReadOnly   bool
+	All        bool
+
+	stdinTTY, stdoutTTY bool
+
+	onceCfg sync.Once
+	cfg     *config.Config
+	cfgErr  error
+
+	onceDB sync.Once
+	db     *state.DB
+	dbErr  error
+
+	closers []func()
+}
+
+func newFactory(in io.Reader, out, errOut io.Writer) *factory {
+	f := &factory{In: in, Out: out, ErrOut: errOut}
+	if fi, ok := in.(*os.File); ok {
+		f.stdinTTY = term.IsTerminal(int(fi.Fd()))
+	}
+	if fo, ok := out.(*os.File); ok {
+		f.stdoutTTY = term.IsTerminal(int(fo.Fd()))
+	}
+	return f
+}
+
+// IsTerminal reports whether both stdin and stdout are terminals (prompts need both).
+func (f *factory) IsTerminal() bool { return f.stdinTTY && f.stdoutTTY }
+
+// StdoutTTY reports whether stdout is a terminal (for colour).
+func (f *factory) StdoutTTY() bool { return f.stdoutTTY }
+
+// Config loads the config file once.
+func (f *factory) Config() (*config.Config, error) {
+	f.onceCfg.Do(func() {
+		path, explicit := f.ConfigPath, f.ConfigPath != ""
+		if !explicit {
+			path = config.DefaultPath()
+		}
+		f.cfg, f.cfgErr = config.Load(path, explicit)
+		if f.cfg != nil && f.ReadOnly {
+			f.cfg.ReadOnly = true
+		}
+	})
+	return f.cfg, f.cfgErr
+}
+
+// State opens the state file once; it is closed when the command ends.
+func (f *factory) State() (*state.DB, error) {
+	f.onceDB.Do(func() {
+		path := f.StatePath
+		if path == "" {
+			path = state.DefaultPath()
+		}
+		f.db, f.dbErr = state.Open(path)
+		if f.dbErr == nil {
+			f.onClose(func() { f.db.Close() })
+		}
+	})
+	return f.db, f.dbErr
+}
+
+func (f *factory) onClose(fn func()) { f.closers = append(f.closers, fn) }
+
+func (f *factory) closeAll() {
+	for i := len(f.closers) - 1; i >= 0; i-- {
+		f.closers[i]()
+	}
+	f.closers = nil
+}
+
+// commandRegistry lets each command live in its own file and register itself, so commands are
+// added without editing a central list.
+var commandRegistry []func(*factory) *cobra.Command
+
+func registerCommand(fn func(*factory) *cobra.Command) { commandRegistry = append(commandRegistry, fn) }

@@ -1,0 +1,37 @@
+// Command rangekeeper is the terminal workbench for operators of AI cyber-evaluation ranges.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+func main() {
+	f := newFactory(os.Stdin, os.Stdout, os.Stderr)
+	root := newRootCmd(f)
+	err := root.Execute()
+	f.closeAll()
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			if ee.msg != "" {
+				fmt.Fprintln(os.Stderr, "rangekeeper:", ee.msg)
+			}
+			os.Exit(ee.code)
+		}
+		fmt.Fprintln(os.Stderr, "rangekeeper:", err)
+		os.Exit(2)
+	}
+}
+
+// exitError carries a specific exit status (e.g. lint's 1 for findings) out of a command.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d: %s", e.code, e.msg) }
+
+// exitWith returns an error that makes main exit with code, printing msg if non-empty.
+func exitWith(code int, msg string) error { return &exitError{code: code, msg: msg} }

@@ -1,0 +1,169 @@
+package spec
+
+import (
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Pos is a 1-based source position.
+type Pos struct{ Line, Column int }
+
+// Path addresses a node in a spec: map keys and list indices ("services", "agent", "volumes", "0").
+type Path []string
+
+func (p Path) key() string { return strings.Join(p, "\x1f") }
+
+// String renders the path the way people write it (services.agent.volumes[0]).
+func (p Path) String() string {
+	var b strings.Builder
+	for i, s := range p {
+		if _, err := strconv.Atoi(s); err == nil && i > 0 {
+			b.WriteString("[" + s + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// P builds a Path from parts; ints become list indices.
+func P(parts ...any) Path {
+	out := make(Path, 0, len(parts))
+	for _, x := range parts {
+		switch v := x.(type) {
+		case string:
+			out = append(out, v)
+		case int:
+			out = append(out, strconv.Itoa(v))
+		case Path:
+			out = append(out, v...)
+		}
+	}
+	return out
+}
+
+// document is a parsed spec with a position map from paths to where they were written.
+type document struct {
+	name   string
+	data   []byte
+	format Format
+	root   *yaml.Node
+	pos    map[string]Pos // key positions (value position for list items)
+	vpos   map[string]Pos // value positions
+	model  map[string]any // format-specific model (merged compose model, values, config)
+	qm     []qmLine       // raw qm / firewall lines
+}
+
+// position resolves a path to the closest written position: the node itself, else its nearest
+// written ancestor (a key that came from an extends/anchor/default), else line 1.
+func (d *document) position(p Path) Pos {
+	for n := len(p); n > 0; n-- {
+		if pos, ok := d.pos[p[:n].key()]; ok {
+			return pos
+		}
+	}
+	return Pos{Line: 1, Column: 1}
+}
+
+// valuePosition is like position but prefers where the value starts (for scalars on the key line
+// they coincide; for list items it is the item).
+func (d *document) valuePosition(p Path) Pos {
+	if pos, ok := d.vpos[p.key()]; ok {
+		return pos
+	}
+	return d.position(p)
+}
+
+// indexPositions walks a YAML tree and records the position of every key and list item.
+// Merge keys (<<) are followed so keys pulled in from an anchor point at the anchor's text.
+func indexPositions(root *yaml.Node) (map[string]Pos, map[string]Pos) {
+	keys, vals := map[string]Pos{}, map[string]Pos{}
+	var walk func(n *yaml.Node, p Path, depth int)
+	walk = func(n *yaml.Node, p Path, depth int) {
+		if n == nil || depth > 200 {
+			return
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, p, depth+1)
+			}
+		case yaml.AliasNode:
+			walk(n.Alias, p, depth+1)
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if k.Value == "<<" && k.Tag == "!!merge" {
+					continue // handled after explicit keys so those win
+				}
+				cp := append(append(Path{}, p...), k.Value)
+				keys[cp.key()] = Pos{k.Line, k.Column}
+				vals[cp.key()] = Pos{v.Line, v.Column}
+				walk(v, cp, depth+1)
+			}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if k.Value != "<<" || k.Tag != "!!merge" {
+					continue
+				}
+				sub := indexMerge(v, depth)
+				for _, m := range sub {
+					subKeys, subVals := indexPositions(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m}})
+					for sk, sp := range subKeys {
+						full := joinKey(p, sk)
+						if _, ok := keys[full]; !ok {
+							keys[full] = sp
+						}
+					}
+					for sk, sp := range subVals {
+						full := joinKey(p, sk)
+						if _, ok := vals[full]; !ok {
+							vals[full] = sp
+						}
+					}
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				cp := append(append(Path{}, p...), strconv.Itoa(i))
+				keys[cp.key()] = Pos{c.Line, c.Column}
+				vals[cp.key()] = Pos{c.Line, c.Column}
+				walk(c, cp, depth+1)
+			}
+		}
+	}
+	walk(root, nil, 0)
+	return keys, vals
+}
+
+func indexMerge(v *yaml.Node, depth int) []*yaml.Node {
+	if depth > 50 {
+		return nil
+	}
+	for v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		return []*yaml.Node{v}
+	case yaml.SequenceNode:
+		var out []*yaml.Node
+		for _, c := range v.Content {
+			out = append(out, indexMerge(c, depth+1)...)
+		}
+		return out
+	}
+	return nil
+}
+
+func joinKey(prefix Path, sub string) string {
+	if len(prefix) == 0 {
+		return sub
+	}
+	return prefix.key() + "\x1f" + sub
+}

@@ -1,0 +1,229 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+)
+
+// ruleDef ties a catalogue entry to the function that decides it. Adding a rule is one entry in
+// a format's table plus a firing and a non-firing fixture in testdata/rules.
+type ruleDef struct {
+	catalog.Rule
+	formats []Format
+	check   func(c *ctx)
+}
+
+var registry = map[Format][]ruleDef{}
+
+// register records rule metadata in the shared catalogue and the check for its formats.
+func register(defs ...ruleDef) {
+	for _, d := range defs {
+		catalog.Register(d.Rule)
+		if d.formats == nil {
+			d.formats = formatsByPrefix(d.ID)
+		}
+		for _, f := range d.formats {
+			registry[f] = append(registry[f], d)
+		}
+	}
+}
+
+func rulesFor(f Format) []ruleDef {
+	out := append([]ruleDef(nil), registry[f]...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// RuleIDs lists the rules that run on a format (for tests and docs).
+func RuleIDs(f Format) []string {
+	var ids []string
+	for _, d := range rulesFor(f) {
+		ids = append(ids, d.ID)
+	}
+	return ids
+}
+
+// ctx is what a rule sees: the parsed document, the lint options and derived roles.
+type ctx struct {
+	doc      *document
+	opts     Options
+	findings []Finding
+	compose  *composeView
+}
+
+func newCtx(doc *document, opts Options) *ctx {
+	c := &ctx{doc: doc, opts: opts}
+	if doc.format == FormatCompose {
+		c.compose = newComposeView(doc.model, doc.root, opts)
+	}
+	return c
+}
+
+// report records a finding for rule id at path. sev 0 means the rule's catalogue severity;
+// detail is appended to the rule's message.
+func (c *ctx) report(id string, path Path, sev catalog.Severity, detail string, args ...any) {
+	r, ok := catalog.Lookup(id)
+	if !ok {
+		panic("spec: report of unregistered rule " + id)
+	}
+	if sev == catalog.SeverityNone {
+		sev = r.Severity
+	}
+	msg := r.Message
+	if detail != "" {
+		msg = fmt.Sprintf(detail, args...)
+	}
+	pos := c.doc.position(path)
+	c.findings = append(c.findings, Finding{
+		RuleID: id, Title: r.Title, Severity: sev, Axis: r.Axis,
+		File: c.doc.name, Line: pos.Line, Column: pos.Column, Path: path.String(),
+		Message: msg, Fix: r.Fix, Refs: r.References,
+	})
+}
+
+// reportAt is report with an explicit position (qm lines, suppression comments).
+func (c *ctx) reportAt(id string, pos Pos, path string, sev catalog.Severity, detail string, args ...any) {
+	r, _ := catalog.Lookup(id)
+	if sev == catalog.SeverityNone {
+		sev = r.Severity
+	}
+	msg := r.Message
+	if detail != "" {
+		msg = fmt.Sprintf(detail, args...)
+	}
+	c.findings = append(c.findings, Finding{
+		RuleID: id, Title: r.Title, Severity: sev, Axis: r.Axis,
+		File: c.doc.name, Line: pos.Line, Column: pos.Column, Path: path,
+		Message: msg, Fix: r.Fix, Refs: r.References,
+	})
+}
+
+// Generic accessors over decoded YAML/JSON models.
+
+func getMap(m any, keys ...string) map[string]any {
+	v := get(m, keys...)
+	mm, _ := v.(map[string]any)
+	return mm
+}
+
+func get(m any, keys ...string) any {
+	cur := m
+	for _, k := range keys {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[k]
+	}
+	return cur
+}
+
+func getString(m any, keys ...string) string {
+	switch v := get(m, keys...).(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func getBool(m any, keys ...string) (val, set bool) {
+	switch v := get(m, keys...).(type) {
+	case bool:
+		return v, true
+	case string:
+		switch strings.ToLower(v) {
+		case "true", "yes", "1", "on":
+			return true, true
+		case "false", "no", "0", "off":
+			return false, true
+		}
+	case int:
+		return v != 0, true
+	case float64:
+		return v != 0, true
+	}
+	return false, false
+}
+
+func getList(m any, keys ...string) []any {
+	l, _ := get(m, keys...).([]any)
+	return l
+}
+
+func strList(v any) []string {
+	var out []string
+	switch l := v.(type) {
+	case []any:
+		for _, x := range l {
+			out = append(out, fmt.Sprint(x))
+		}
+	case []string:
+		out = l
+	case string:
+		out = []string{l}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Shorthand severities for the rule tables.
+const (
+	crit = catalog.SeverityCritical
+	high = catalog.SeverityHigh
+	med  = catalog.SeverityMedium
+	low  = catalog.SeverityLow
+	info = catalog.SeverityInfo
+)
+
+const (
+	axT = catalog.AxisTooling
+	axH = catalog.AxisHost
+	axN = catalog.AxisNetwork
+)
+
+func formatsByPrefix(id string) []Format {
+	switch {
+	case strings.HasPrefix(id, "CMP-"):
+		return []Format{FormatCompose}
+	case strings.HasPrefix(id, "HELM-"), strings.HasPrefix(id, "K8S-"):
+		return []Format{FormatHelm}
+	}
+	return nil
+}
+
+// sectionRefs points each rule family at its section of the hardening brief, which carries the
+// upstream sources (docker-bench, KICS, Trivy, PSA, ...) per rule.
+var sectionRefs = map[string]string{
+	"CMP-H": "hardening.md §1.1 (Compose host axis)", "CMP-R": "hardening.md §1.2 (Compose resources)",
+	"CMP-N": "hardening.md §1.3 (Compose network axis)", "CMP-T": "hardening.md §1.4 (Compose tooling axis)",
+	"K8S-": "hardening.md §2.3 (Kubernetes)", "HELM-": "hardening.md §2.4 (agent-env values)",
+	"PVE-": "hardening.md §3 (Proxmox)", "THN-": "inspect-sandboxes.md §5 (AISI T.H.N profile)",
+	"RK-": "rangekeeper lint",
+}
+
+// cr builds the catalogue entry of a rule.
+func cr(id, title string, sev catalog.Severity, axis catalog.Axis, msg, fix string, refs ...string) catalog.Rule {
+	for p, ref := range sectionRefs {
+		if strings.HasPrefix(id, p) {
+			refs = append([]string{ref}, refs...)
+			break
+		}
+	}
+	return catalog.Rule{ID: id, Title: title, Severity: sev, Axis: axis, Message: msg, Fix: fix, References: refs}
+}
+
+func sevFrom(i int) catalog.Severity { return catalog.Severity(i) }

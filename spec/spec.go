@@ -1,0 +1,187 @@
+// Package spec reads sandbox specs (Compose, agent-env Helm values, Proxmox configs), runs the
+// hardening rules on the tooling/host/network axes and classifies the AISI T.H.N profile.
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+)
+
+// DefaultMaxBytes caps how much of one spec file is read; sandbox specs are a few KiB, so a
+// larger input is treated as hostile rather than parsed.
+const DefaultMaxBytes = 4 << 20
+
+// Options is the lint context that the spec alone cannot tell.
+type Options struct {
+	// Format forces a format instead of detecting it from content.
+	Format Format
+	// EngineVersion is the Docker Engine version (e.g. "25.0.2") for CMP-N06; empty means unknown.
+	EngineVersion string
+	// AgentServices overrides which services the model gets a shell in (default: Inspect's
+	// `default` service, else `x-default: true`, else the first service).
+	AgentServices []string
+	// Roles maps a service name to its role (agent, scorer, ledger, grader, proxy, target);
+	// it adds to roles declared in the spec (`x-rangekeeper.role` / `x-range.role`) and names.
+	Roles map[string]string
+	// Tooling is the T level to report (T0 when empty: Inspect sandboxes grant exec).
+	Tooling string
+	// LANBridges are Proxmox bridges with a physical uplink (PVE-N02); default ["vmbr0"].
+	LANBridges []string
+	// Env is used for ${VAR} interpolation in Compose files; nil means an empty environment.
+	Env map[string]string
+	// MaxBytes caps the input size; 0 means DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Finding is one rule hit located in a file.
+type Finding struct {
+	RuleID   string            `json:"ruleId"`
+	Title    string            `json:"title"`
+	Severity catalog.Severity  `json:"severity"`
+	Axis     catalog.Axis      `json:"axis"`
+	File     string            `json:"file"`
+	Line     int               `json:"line"`
+	Column   int               `json:"column"`
+	Path     string            `json:"path,omitempty"`
+	Message  string            `json:"message"`
+	Fix      string            `json:"fix"`
+	Refs     []string          `json:"references,omitempty"`
+	Extra    map[string]string `json:"-"`
+}
+
+// Suppressed is a finding silenced by an inline `# rangekeeper:ignore ID reason` comment.
+type Suppressed struct {
+	Finding
+	Reason      string `json:"reason"`
+	CommentLine int    `json:"commentLine"`
+}
+
+// Result is everything lint knows about one file.
+type Result struct {
+	File       string       `json:"file"`
+	Format     Format       `json:"format"`
+	Findings   []Finding    `json:"findings"`
+	Suppressed []Suppressed `json:"suppressed"`
+	Profile    Profile      `json:"profile"`
+}
+
+// Max returns the highest severity among the findings.
+func (r Result) Max() catalog.Severity {
+	m := catalog.SeverityNone
+	for _, f := range r.Findings {
+		if f.Severity > m {
+			m = f.Severity
+		}
+	}
+	return m
+}
+
+// CountAtLeast counts findings at or above sev.
+func (r Result) CountAtLeast(sev catalog.Severity) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity >= sev {
+			n++
+		}
+	}
+	return n
+}
+
+// InputError is an unreadable, malformed or invalid spec; it always names the file and line.
+type InputError struct {
+	File   string
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *InputError) Error() string {
+	if e.Line <= 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	if e.Column > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// IsInputError reports whether err is a problem with the spec itself (exit status 2 in lint).
+func IsInputError(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie)
+}
+
+// LintFile reads and lints one file.
+func LintFile(path string, opts Options) (Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Result{File: path}, &InputError{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	limit := opts.maxBytes()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return Result{File: path}, &InputError{File: path, Msg: err.Error()}
+	}
+	return LintBytes(path, data, opts)
+}
+
+// LintBytes lints an in-memory spec named name (used for positions and relative includes).
+func LintBytes(name string, data []byte, opts Options) (res Result, err error) {
+	res = Result{File: name}
+	if int64(len(data)) > opts.maxBytes() {
+		return res, &InputError{File: name, Line: 1, Msg: fmt.Sprintf("file larger than %d bytes; refusing to parse", opts.maxBytes())}
+	}
+	// A parser bug must surface as an error naming the file, never crash the caller (the TUI).
+	defer func() {
+		if p := recover(); p != nil {
+			err = &InputError{File: name, Line: 1, Msg: fmt.Sprintf("internal error while parsing: %v", p)}
+		}
+	}()
+	doc, err := parse(name, data, opts)
+	if err != nil {
+		return res, err
+	}
+	res.Format = doc.format
+	c := newCtx(doc, opts)
+	for _, def := range rulesFor(doc.format) {
+		def.check(c)
+	}
+	res.Profile = classify(doc, c)
+	c.profileFindings(res.Profile)
+	res.Findings, res.Suppressed = applySuppressions(doc, c.findings)
+	sortFindings(res.Findings)
+	sort.SliceStable(res.Suppressed, func(i, j int) bool { return res.Suppressed[i].Line < res.Suppressed[j].Line })
+	if res.Findings == nil {
+		res.Findings = []Finding{}
+	}
+	if res.Suppressed == nil {
+		res.Suppressed = []Suppressed{}
+	}
+	return res, nil
+}
+
+func (o Options) maxBytes() int64 {
+	if o.MaxBytes > 0 {
+		return o.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return a.RuleID < b.RuleID
+	})
+}
