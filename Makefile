@@ -14,7 +14,8 @@ TEST_ENV :=
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/rangekeeper-demo-agent ./demos/agent
 
 test: $(TEST_PREREQS)
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 25m $(PKGS)

@@ -2,6 +2,9 @@ package spec
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -37,6 +40,10 @@ func parseCompose(doc *document, opts Options) error {
 		o.SetProjectName("rangekeeper-lint", true)
 		o.SkipResolveEnvironment = true // env_file contents are not read: lint must not need them
 		o.SkipConsistencyCheck = true   // undefined networks are reported, not fatal
+		o.SkipResolveLabels = true      // label_file contents are not read either
+		// extends/include are read only as regular files under the size cap: a hostile spec
+		// must not make lint read /dev/zero or a FIFO forever.
+		o.ResourceLoaders = append([]loader.ResourceLoader{boundedLoader{dir: details.WorkingDir, max: opts.maxBytes()}}, o.ResourceLoaders...)
 	})
 	if err != nil {
 		return composeError(doc, abs, err)
@@ -48,9 +55,15 @@ func parseCompose(doc *document, opts Options) error {
 // composeError attaches the line of the key the loader complains about.
 func composeError(doc *document, abs string, err error) error {
 	msg := strings.ReplaceAll(err.Error(), abs, doc.name)
+	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+	msg = strings.ReplaceAll(msg, "failed to parse "+doc.name+": ", "")
 	ie := &InputError{File: doc.name, Line: 1, Msg: "invalid Compose file: " + msg}
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		return yamlError(doc.name, err)
+		return yamlError(doc.name, errors.New(msg))
+	}
+	if n := scalarMentioned(doc.root, msg, 0); n != nil {
+		// e.g. an extends/include path the loader refused: point at where it is written.
+		ie.Line, ie.Column = n.Line, n.Column
 	}
 	if loc := composePathRE.FindString(msg); loc != "" {
 		loc = strings.NewReplacer("[", ".", "]", "").Replace(loc)
@@ -196,3 +209,62 @@ func (c *ctx) composeServices(fn func(name string, svc map[string]any)) {
 }
 
 func svcPath(name string, rest ...any) Path { return P(append([]any{"services", name}, rest...)...) }
+
+// boundedLoader resolves local extends/include paths and refuses anything that is not a
+// regular file of bounded size. It accepts every path, so remote (git/oci) references are
+// treated as local paths and fail instead of reaching the network.
+type boundedLoader struct {
+	dir string
+	max int64
+}
+
+func (l boundedLoader) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(l.dir, p)
+}
+
+func (l boundedLoader) Accept(string) bool { return true }
+
+func (l boundedLoader) Load(_ context.Context, p string) (string, error) {
+	path := l.abs(p)
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file; refusing to read it", p)
+	}
+	if st.Size() > l.max {
+		return "", fmt.Errorf("%s is larger than %d bytes; refusing to read it", p, l.max)
+	}
+	return path, nil
+}
+
+func (l boundedLoader) Dir(p string) string {
+	path := l.abs(p)
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		path = l.abs(filepath.Dir(p))
+	}
+	if rel, err := filepath.Rel(l.dir, path); err == nil {
+		return rel
+	}
+	return path
+}
+
+// scalarMentioned finds the first scalar value (a path, a name) that an error message quotes.
+func scalarMentioned(n *yaml.Node, msg string, depth int) *yaml.Node {
+	if n == nil || depth > 100 {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode && len(n.Value) > 3 && strings.Contains(msg, n.Value) {
+		return n
+	}
+	for _, c := range n.Content {
+		if f := scalarMentioned(c, msg, depth+1); f != nil {
+			return f
+		}
+	}
+	return nil
+}

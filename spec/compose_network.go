@@ -10,10 +10,10 @@ import (
 // Compose network-axis rules (hardening.md §1.3).
 
 var (
-	metadataIPs    = setOf("169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200", "168.63.129.16")
-	modelEnvRE     = regexp.MustCompile(`(?i)(_BASE_URL|_API_BASE|_API_URL|_ENDPOINT)$|^(OPENAI_BASE_URL|ANTHROPIC_BASE_URL|OLLAMA_HOST|OPENAI_API_BASE|AZURE_OPENAI_ENDPOINT)$`)
-	modelHostRE    = regexp.MustCompile(`(?i)(openai|anthropic|googleapis|generativelanguage|huggingface|mistral|cohere|ollama|bedrock|scor|grader|ledger)`)
-	proxyKeys      = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
+	metadataIPs = setOf("169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200", "168.63.129.16")
+	modelEnvRE  = regexp.MustCompile(`(?i)(_BASE_URL|_API_BASE|_API_URL|_ENDPOINT)$|^(OPENAI_BASE_URL|ANTHROPIC_BASE_URL|OLLAMA_HOST|OPENAI_API_BASE|AZURE_OPENAI_ENDPOINT)$`)
+	modelHostRE = regexp.MustCompile(`(?i)(openai|anthropic|googleapis|generativelanguage|huggingface|mistral|cohere|ollama|bedrock|scor|grader|ledger)`)
+	proxyKeys   = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
 )
 
 // dockerVulnerableDNS reports whether an engine version has the internal-network DNS leak
@@ -183,14 +183,12 @@ func init() {
 			"remove the extra_hosts entry"),
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					for _, host := range sortedKeys(getMap(s, "extra_hosts")) {
-						for _, ip := range strList(getMap(s, "extra_hosts")[host]) {
-							switch {
-							case ip == "host-gateway" || metadataIPs[ip]:
-								c.report("CMP-N08", svcPath(n, "extra_hosts", host), high, "service %q maps %s to %s", n, host, ip)
-							case modelHostRE.MatchString(host):
-								c.report("CMP-N08", svcPath(n, "extra_hosts", host), med, "service %q remaps %s to %s (confuses allowlists)", n, host, ip)
-							}
+					for _, e := range extraHosts(s) {
+						switch {
+						case e.ip == "host-gateway" || metadataIPs[e.ip]:
+							c.report("CMP-N08", svcPath(n, "extra_hosts", e.key), high, "service %q maps %s to %s", n, e.host, e.ip)
+						case modelHostRE.MatchString(e.host):
+							c.report("CMP-N08", svcPath(n, "extra_hosts", e.key), med, "service %q remaps %s to %s (confuses allowlists)", n, e.host, e.ip)
 						}
 					}
 				})
@@ -221,7 +219,7 @@ func init() {
 		ruleDef{Rule: cr("CMP-N10", "IPv6 on the agent network", med, axN,
 			"enable_ipv6 on an agent network: IPv6 egress is often left open when IPv4 is locked down",
 			"remove enable_ipv6 from the agent's networks"),
-			check: c.agentNetRule("CMP-N10", "enable_ipv6", "agent network %q enables IPv6")},
+			check: agentNetRule("CMP-N10", "enable_ipv6", "agent network %q enables IPv6")},
 		ruleDef{Rule: cr("CMP-N11", "Model API reachable from the agent", high, axN,
 			"the agent is given a model endpoint: it can call models or leak prompts outside the harness",
 			"remove models:/model endpoint variables from the agent; Inspect calls the model from outside"),
@@ -261,11 +259,11 @@ func init() {
 		ruleDef{Rule: cr("CMP-N13", "Agent network created outside Compose", med, axN,
 			"the agent's network is external: its isolation cannot be verified from this file",
 			"define the agent network in this file with internal: true"),
-			check: c.agentNetRule("CMP-N13", "external", "agent network %q is external; its isolation is unknown")},
+			check: agentNetRule("CMP-N13", "external", "agent network %q is external; its isolation is unknown")},
 		ruleDef{Rule: cr("CMP-N14", "Agent network attachable", low, axN,
 			"attachable: true lets standalone containers join the agent's network",
 			"remove attachable: true"),
-			check: c.agentNetRule("CMP-N14", "attachable", "agent network %q is attachable")},
+			check: agentNetRule("CMP-N14", "attachable", "agent network %q is attachable")},
 		ruleDef{Rule: cr("CMP-N15", "Legacy links", low, axN,
 			"links/external_links wire services together outside networks and leak addresses into env",
 			"remove links and use networks"),
@@ -281,9 +279,8 @@ func init() {
 	)
 }
 
-// agentNetRule flags a boolean network key on any network an agent joins. It is a method value
-// on a nil ctx only to read nicely in the table; it uses the ctx it is called with.
-func (*ctx) agentNetRule(id, key, detail string) func(*ctx) {
+// agentNetRule flags a boolean network key on any network an agent joins.
+func agentNetRule(id, key, detail string) func(*ctx) {
 	return func(c *ctx) {
 		seen := map[string]bool{}
 		for _, a := range c.compose.agentNames() {
@@ -304,4 +301,30 @@ func (*ctx) agentNetRule(id, key, detail string) func(*ctx) {
 	}
 }
 
-var c *ctx // nil receiver for agentNetRule in the rule tables
+type extraHost struct{ key, host, ip string }
+
+// extraHosts reads extra_hosts in map form (host: ip or [ips]) and list form ("host=ip",
+// legacy "host:ip"); key is the path element the entry was written under.
+func extraHosts(s map[string]any) []extraHost {
+	var out []extraHost
+	switch v := s["extra_hosts"].(type) {
+	case map[string]any:
+		for _, h := range sortedKeys(v) {
+			for _, ip := range strList(v[h]) {
+				out = append(out, extraHost{h, h, ip})
+			}
+		}
+	case []any:
+		for i, raw := range strList(v) {
+			sep := strings.Index(raw, "=")
+			if sep < 0 {
+				sep = strings.Index(raw, ":")
+			}
+			if sep < 0 {
+				continue
+			}
+			out = append(out, extraHost{strconv.Itoa(i), raw[:sep], strings.Trim(raw[sep+1:], "[]")})
+		}
+	}
+	return out
+}

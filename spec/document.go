@@ -82,19 +82,34 @@ func (d *document) valuePosition(p Path) Pos {
 // indexPositions walks a YAML tree and records the position of every key and list item.
 // Merge keys (<<) are followed so keys pulled in from an anchor point at the anchor's text.
 func indexPositions(root *yaml.Node) (map[string]Pos, map[string]Pos) {
+	budget := maxIndexedNodes
+	return indexPositionsBudget(root, &budget, 0)
+}
+
+// maxMergeDepth bounds merge keys inside merged content; a self-referencing merge
+// (`x: &a {<<: *a}`) would otherwise recurse forever.
+const maxMergeDepth = 8
+
+// maxIndexedNodes bounds the position map so alias bombs (anchors of anchors) cannot make
+// indexing exponential; real specs have a few thousand nodes.
+const maxIndexedNodes = 200000
+
+func indexPositionsBudget(root *yaml.Node, budget *int, mergeDepth int) (map[string]Pos, map[string]Pos) {
 	keys, vals := map[string]Pos{}, map[string]Pos{}
 	var walk func(n *yaml.Node, p Path, depth int)
 	walk = func(n *yaml.Node, p Path, depth int) {
-		if n == nil || depth > 200 {
+		if n == nil || depth > 200 || *budget <= 0 {
 			return
 		}
+		*budget--
 		switch n.Kind {
 		case yaml.DocumentNode:
 			for _, c := range n.Content {
 				walk(c, p, depth+1)
 			}
 		case yaml.AliasNode:
-			walk(n.Alias, p, depth+1)
+			// Aliased content is positioned at its anchor; following aliases is what
+			// makes alias bombs explode, so they are not walked here.
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
@@ -108,12 +123,12 @@ func indexPositions(root *yaml.Node) (map[string]Pos, map[string]Pos) {
 			}
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
-				if k.Value != "<<" || k.Tag != "!!merge" {
+				if k.Value != "<<" || k.Tag != "!!merge" || mergeDepth >= maxMergeDepth {
 					continue
 				}
 				sub := indexMerge(v, depth)
 				for _, m := range sub {
-					subKeys, subVals := indexPositions(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m}})
+					subKeys, subVals := indexPositionsBudget(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m}}, budget, mergeDepth+1)
 					for sk, sp := range subKeys {
 						full := joinKey(p, sk)
 						if _, ok := keys[full]; !ok {

@@ -14,11 +14,11 @@ import (
 type Format string
 
 const (
-	FormatCompose     Format = "compose"     // Docker Compose file (Inspect `docker`)
-	FormatHelm        Format = "helm"        // agent-env Helm values (Inspect `k8s`)
-	FormatProxmox     Format = "proxmox"     // ProxmoxSandboxEnvironmentConfig YAML/JSON
-	FormatQM          Format = "qm"          // raw `qm config` / qemu-server .conf
-	FormatPVEFirewall Format = "pve-fw"      // /etc/pve/firewall/<vmid>.fw or cluster.fw
+	FormatCompose     Format = "compose" // Docker Compose file (Inspect `docker`)
+	FormatHelm        Format = "helm"    // agent-env Helm values (Inspect `k8s`)
+	FormatProxmox     Format = "proxmox" // ProxmoxSandboxEnvironmentConfig YAML/JSON
+	FormatQM          Format = "qm"      // raw `qm config` / qemu-server .conf
+	FormatPVEFirewall Format = "pve-fw"  // /etc/pve/firewall/<vmid>.fw or cluster.fw
 	FormatUnknown     Format = ""
 )
 
@@ -48,7 +48,7 @@ var yamlLineRE = regexp.MustCompile(`line (\d+)(?::(\d+))?`)
 
 // yamlError turns a yaml.v3 error into an InputError with the line it names.
 func yamlError(name string, err error) *InputError {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg := strings.NewReplacer("construct errors:; : ", "", "yaml: ", "").Replace(err.Error())
 	ie := &InputError{File: name, Line: 1, Msg: "invalid YAML: " + msg}
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		ie.Line, _ = strconv.Atoi(m[1])
@@ -239,7 +239,12 @@ func looksLikeFirewall(data []byte) bool {
 			continue
 		}
 		u := strings.ToUpper(l)
-		return u == "[OPTIONS]" || u == "[RULES]" || strings.HasPrefix(u, "[IPSET") || strings.HasPrefix(u, "[ALIASES]") || strings.HasPrefix(u, "[GROUP")
+		for _, p := range []string{"[OPTIONS", "[RULES", "[IPSET", "[ALIASES", "[GROUP"} {
+			if strings.HasPrefix(u, p) {
+				return true
+			}
+		}
+		return false
 	}
 	return false
 }

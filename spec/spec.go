@@ -98,6 +98,8 @@ type InputError struct {
 	Line   int
 	Column int
 	Msg    string
+
+	internal bool // a recovered parser panic: a bug in rangekeeper, surfaced by the fuzzers
 }
 
 func (e *InputError) Error() string {
@@ -140,7 +142,7 @@ func LintBytes(name string, data []byte, opts Options) (res Result, err error) {
 	// A parser bug must surface as an error naming the file, never crash the caller (the TUI).
 	defer func() {
 		if p := recover(); p != nil {
-			err = &InputError{File: name, Line: 1, Msg: fmt.Sprintf("internal error while parsing: %v", p)}
+			err = &InputError{File: name, Line: 1, Msg: fmt.Sprintf("internal error while parsing: %v", p), internal: true}
 		}
 	}()
 	doc, err := parse(name, data, opts)

@@ -9,6 +9,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/state"
 )
 
 // Compose labels rangekeeper reads (docker/compose pkg/api/labels.go).
@@ -57,6 +58,12 @@ type Backend struct {
 	postureMu    sync.Mutex
 	postureCache map[string][]backends.Finding // container ID → findings; configs are immutable
 
+	// Snapshot records and volume archives (snapshot.go, SetStore); nil until set.
+	storeMu sync.Mutex
+	store   *state.DB
+
+	networkMu    sync.Mutex
+	networkCache map[string]networkFacts // network ID → what live posture needs (posture.go)
 }
 
 // New connects lazily to ep (no I/O until Watch or an action).

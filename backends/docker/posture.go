@@ -2,12 +2,24 @@ package docker
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // posture returns the live hardening findings of one member, cached per container ID because a
-// container's configuration cannot change after creation.
+// container's configuration cannot change after creation. Failed inspections are not cached.
 func (b *Backend) posture(ctx context.Context, containerID, name string) []backends.Finding {
 	b.postureMu.Lock()
 	f, ok := b.postureCache[containerID]
@@ -15,7 +27,10 @@ func (b *Backend) posture(ctx context.Context, containerID, name string) []backe
 	if ok {
 		return f
 	}
-	f = b.inspectPosture(ctx, containerID, name)
+	f, err := b.inspectPosture(ctx, containerID, name)
+	if err != nil {
+		return nil
+	}
 	b.postureMu.Lock()
 	b.postureCache[containerID] = f
 	b.postureMu.Unlock()
@@ -28,7 +43,518 @@ func (b *Backend) forgetPosture(containerID string) {
 	b.postureMu.Unlock()
 }
 
-// inspectPosture is filled in by the live-posture work (issue 3); until then no findings.
-func (b *Backend) inspectPosture(ctx context.Context, containerID, name string) []backends.Finding {
-	return nil
+// networkFacts is what posture needs from a network's inspect data.
+type networkFacts struct {
+	Name     string
+	Internal bool
+	IPv6     bool
+}
+
+// network returns a network's facts, cached per network ID.
+func (b *Backend) network(ctx context.Context, id string) (networkFacts, error) {
+	b.networkMu.Lock()
+	f, ok := b.networkCache[id]
+	b.networkMu.Unlock()
+	if ok {
+		return f, nil
+	}
+	res, err := b.cli.NetworkInspect(ctx, id, client.NetworkInspectOptions{})
+	if err != nil {
+		return networkFacts{}, err
+	}
+	f = networkFacts{Name: res.Network.Name, Internal: res.Network.Internal, IPv6: res.Network.EnableIPv6}
+	b.networkMu.Lock()
+	if b.networkCache == nil {
+		b.networkCache = map[string]networkFacts{}
+	}
+	b.networkCache[id] = f
+	b.networkMu.Unlock()
+	return f, nil
+}
+
+// inspectPosture reads one member's inspect data and the networks it joins.
+func (b *Backend) inspectPosture(ctx context.Context, containerID, name string) ([]backends.Finding, error) {
+	res, err := b.cli.ContainerInspect(ctx, containerID, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, err
+	}
+	nets := map[string]networkFacts{}
+	if ns := res.Container.NetworkSettings; ns != nil {
+		for netName, ep := range ns.Networks {
+			if ep == nil {
+				continue
+			}
+			ref := ep.NetworkID
+			if ref == "" { // a created, never-started member has no endpoint yet
+				ref = netName
+			}
+			f, err := b.network(ctx, ref)
+			if err != nil {
+				return nil, err
+			}
+			nets[netName] = f
+		}
+	}
+	return assessPosture(res.Container, name, nets), nil
+}
+
+// ruleMeta is a rule's default severity and axis (../shared/brief/hardening.md §1); some rules
+// raise or lower the severity per trigger, as the brief's tables say.
+type ruleMeta struct {
+	sev  catalog.Severity
+	axis catalog.Axis
+}
+
+var postureRules = map[string]ruleMeta{
+	"CMP-H01": {catalog.SeverityCritical, catalog.AxisHost},    // privileged
+	"CMP-H02": {catalog.SeverityCritical, catalog.AxisHost},    // engine socket mounted
+	"CMP-H04": {catalog.SeverityHigh, catalog.AxisHost},        // sensitive host dir (CRITICAL when rw system dir)
+	"CMP-H05": {catalog.SeverityMedium, catalog.AxisHost},      // other host bind (HIGH shared, LOW ro)
+	"CMP-H06": {catalog.SeverityCritical, catalog.AxisHost},    // dangerous cap_add (HIGH for the second tier)
+	"CMP-H07": {catalog.SeverityMedium, catalog.AxisHost},      // non-default cap_add (LOW default cap)
+	"CMP-H08": {catalog.SeverityMedium, catalog.AxisHost},      // cap_drop not ALL
+	"CMP-H09": {catalog.SeverityLow, catalog.AxisHost},         // NET_RAW kept
+	"CMP-H10": {catalog.SeverityHigh, catalog.AxisHost},        // seccomp unconfined (CRITICAL with H06)
+	"CMP-H11": {catalog.SeverityHigh, catalog.AxisHost},        // apparmor unconfined
+	"CMP-H12": {catalog.SeverityHigh, catalog.AxisHost},        // SELinux label disabled
+	"CMP-H13": {catalog.SeverityMedium, catalog.AxisHost},      // no no-new-privileges
+	"CMP-H14": {catalog.SeverityHigh, catalog.AxisHost},        // systempaths=unconfined
+	"CMP-H15": {catalog.SeverityHigh, catalog.AxisHost},        // writable-cgroups
+	"CMP-H16": {catalog.SeverityCritical, catalog.AxisHost},    // pid host (MEDIUM container:)
+	"CMP-H17": {catalog.SeverityHigh, catalog.AxisHost},        // ipc host (LOW shareable/container:)
+	"CMP-H18": {catalog.SeverityLow, catalog.AxisHost},         // uts host
+	"CMP-H19": {catalog.SeverityHigh, catalog.AxisHost},        // userns host
+	"CMP-H20": {catalog.SeverityMedium, catalog.AxisHost},      // cgroupns host (LOW cgroup_parent)
+	"CMP-H21": {catalog.SeverityMedium, catalog.AxisHost},      // devices (CRITICAL block/mem, HIGH kvm/fuse/tun…)
+	"CMP-H22": {catalog.SeverityMedium, catalog.AxisHost},      // GPUs
+	"CMP-H23": {catalog.SeverityMedium, catalog.AxisHost},      // unsafe sysctl (HIGH route_localnet)
+	"CMP-H24": {catalog.SeverityMedium, catalog.AxisHost},      // writable rootfs
+	"CMP-H25": {catalog.SeverityMedium, catalog.AxisHost},      // runs as root
+	"CMP-H28": {catalog.SeverityMedium, catalog.AxisHost},      // OOM killer disabled (LOW negative score)
+	"CMP-H29": {catalog.SeverityHigh, catalog.AxisHost},        // working dir under /proc, /dev, /boot
+	"CMP-R01": {catalog.SeverityMedium, catalog.AxisHost},      // no memory limit
+	"CMP-R02": {catalog.SeverityLow, catalog.AxisHost},         // no CPU limit
+	"CMP-R03": {catalog.SeverityMedium, catalog.AxisHost},      // no PID limit
+	"CMP-R04": {catalog.SeverityLow, catalog.AxisHost},         // swap allowed
+	"CMP-R07": {catalog.SeverityLow, catalog.AxisHost},         // restart always
+	"CMP-N01": {catalog.SeverityCritical, catalog.AxisNetwork}, // network host
+	"CMP-N02": {catalog.SeverityMedium, catalog.AxisNetwork},   // shares another container's netns
+	"CMP-N03": {catalog.SeverityHigh, catalog.AxisNetwork},     // non-internal network
+	"CMP-N07": {catalog.SeverityMedium, catalog.AxisNetwork},   // public DNS resolvers
+	"CMP-N08": {catalog.SeverityHigh, catalog.AxisNetwork},     // host-gateway / metadata in extra_hosts
+	"CMP-N09": {catalog.SeverityMedium, catalog.AxisNetwork},   // published ports (LOW loopback privileged port)
+	"CMP-N10": {catalog.SeverityMedium, catalog.AxisNetwork},   // IPv6 network
+	"CMP-N15": {catalog.SeverityLow, catalog.AxisNetwork},      // links
+	"CMP-T01": {catalog.SeverityMedium, catalog.AxisTooling},   // credentials in env (by name only)
+	"CMP-T04": {catalog.SeverityLow, catalog.AxisTooling},      // image not pinned (MEDIUM latest/untagged)
+}
+
+// Findings of the brief that live posture does not emit: INFO-only rules (H26 runtime, R08 init,
+// R09 healthcheck), and rules that need the compose file or roles (H03, H27, N04–N06, N11–N14,
+// T02, T03, T05–T09). Inspect's agent is the "default" service: T01 is graded up for it.
+
+// postureSet collects findings for one member.
+type postureSet struct {
+	member string
+	out    []backends.Finding
+}
+
+func (p *postureSet) add(rule string, sev catalog.Severity, msg, evidence string) {
+	meta := postureRules[rule]
+	if sev == catalog.SeverityNone {
+		sev = meta.sev
+	}
+	p.out = append(p.out, backends.Finding{RuleID: rule, Severity: sev, Axis: meta.axis, Member: p.member, Message: msg, Evidence: evidence})
+}
+
+var (
+	engineSocket  = regexp.MustCompile(`(^|/)(docker|containerd|crio|podman|dockershim|cri-dockerd|frakti|rktlet)\.sock(et)?$`)
+	engineDirs    = []string{"/var/run/docker", "/run/containerd", "/run/crio", "/var/run/containerd", "/var/run/crio"}
+	criticalDirs  = []string{"/proc", "/sys", "/dev", "/etc", "/boot", "/root", "/var/lib/docker", "/var/lib/containerd", "/var/lib/kubelet"}
+	sensitiveDirs = []string{"/bin", "/sbin", "/boot", "/cdrom", "/dev", "/etc", "/home", "/lib", "/media", "/proc", "/root", "/run", "/selinux", "/srv", "/usr", "/var", "/sys", "/var/lib/docker"}
+)
+
+// Capabilities by the brief's tiers; Docker's default set (MOBY oci/defaults.go).
+var (
+	capsCritical = set("ALL", "SYS_ADMIN", "SYS_MODULE", "DAC_READ_SEARCH", "SYS_RAWIO", "BPF")
+	capsHigh     = set("SYS_PTRACE", "NET_ADMIN", "PERFMON", "SYS_BOOT", "MAC_ADMIN", "MAC_OVERRIDE", "SYSLOG", "SYS_TIME")
+	capsDefault  = set("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID", "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
+	safeSysctls  = set("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
+		"net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
+		"net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes")
+	metadataHosts = set("169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200", "168.63.129.16", "host-gateway")
+	// Credential names graded CRITICAL on the agent (model API, cloud, registry, VCS tokens).
+	criticalEnv = set("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET",
+		"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN",
+		"DIGITALOCEAN_ACCESS_TOKEN", "DOCKERHUB_PASSWORD", "FIREBASE_TOKEN", "CI_DEPLOY_PASSWORD", "GOOGLE_API_KEY", "LANGSMITH_API_KEY",
+		"LANGCHAIN_API_KEY", "HEROKU_API_KEY", "AWS_CONFIG_FILE", "HF_TOKEN_PATH", "GOOGLE_APPLICATION_CREDENTIALS")
+	secretKeyParts = []string{"SECRET", "KEY", "PASSWORD", "PWD", "TOKEN", "JWT", "BEARER", "CREDENTIAL"}
+	secretValue    = regexp.MustCompile(`BEGIN \w+ PRIVATE KEY|eyJhbGciO|Bearer |AKIA[0-9A-Z]{16}|ghp_[0-9A-Za-z]{36}|AIza[0-9A-Za-z\-_]{35}|xox[baprs]-[0-9A-Za-z]{10,48}`)
+)
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+func normCap(c string) string {
+	return strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(c)), "CAP_")
+}
+
+// under reports whether p is dir or inside it.
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// assessPosture turns one container's inspect data into findings; nets are the facts of the
+// networks it joins, by network name. It is pure so every rule is tested without an engine.
+func assessPosture(c container.InspectResponse, name string, nets map[string]networkFacts) []backends.Finding {
+	p := &postureSet{member: name}
+	hc := c.HostConfig
+	if hc == nil {
+		hc = &container.HostConfig{}
+	}
+	cfg := c.Config
+	if cfg == nil {
+		cfg = &container.Config{}
+	}
+	if hc.Privileged {
+		p.add("CMP-H01", 0, "runs privileged: all capabilities, no seccomp/AppArmor, all host devices", "HostConfig.Privileged=true")
+	}
+	assessMounts(p, c.Mounts)
+	dangerous := assessCaps(p, hc)
+	// The engine adds label=disable itself to privileged and host-PID/IPC members; those findings
+	// already say it, so only an explicit label=disable is reported on its own.
+	impliedNoLabel := hc.Privileged || hc.PidMode == "host" || hc.IpcMode == "host"
+	assessSecurityOpts(p, hc.SecurityOpt, dangerous, impliedNoLabel)
+	assessNamespaces(p, hc)
+	assessDevices(p, hc)
+	for k, v := range hc.Sysctls {
+		switch {
+		case strings.HasSuffix(k, ".route_localnet") && v == "1":
+			p.add("CMP-H23", catalog.SeverityHigh, "route_localnet=1 breaks the 127/8 boundary", "Sysctls."+k+"="+v)
+		case !safeSysctls[k]:
+			p.add("CMP-H23", 0, "sysctl outside the safe set", "Sysctls."+k+"="+v)
+		}
+	}
+	if !hc.ReadonlyRootfs {
+		p.add("CMP-H24", 0, "root filesystem is writable", "HostConfig.ReadonlyRootfs=false")
+	}
+	switch u, _, _ := strings.Cut(cfg.User, ":"); u {
+	case "", "root", "0":
+		p.add("CMP-H25", 0, "runs as root", fmt.Sprintf("Config.User=%q", cfg.User))
+	}
+	if hc.OomKillDisable != nil && *hc.OomKillDisable {
+		p.add("CMP-H28", 0, "OOM killer disabled", "HostConfig.OomKillDisable=true")
+	} else if hc.OomScoreAdj < 0 {
+		p.add("CMP-H28", catalog.SeverityLow, "negative OOM score: others are killed first", fmt.Sprintf("HostConfig.OomScoreAdj=%d", hc.OomScoreAdj))
+	}
+	for _, d := range []string{"/proc/", "/dev/", "/boot/"} {
+		if strings.HasPrefix(cfg.WorkingDir+"/", d) {
+			p.add("CMP-H29", 0, "working directory under "+d, "Config.WorkingDir="+cfg.WorkingDir)
+			break
+		}
+	}
+	assessResources(p, hc)
+	assessNetwork(p, hc, nets)
+	assessEnv(p, cfg)
+	assessImage(p, cfg.Image)
+	sort.SliceStable(p.out, func(i, j int) bool { return p.out[i].RuleID < p.out[j].RuleID })
+	return p.out
+}
+
+func assessMounts(p *postureSet, mounts []container.MountPoint) {
+	for _, m := range mounts {
+		if m.Type != mount.TypeBind {
+			continue
+		}
+		ev := fmt.Sprintf("bind %s:%s rw=%v", m.Source, m.Destination, m.RW)
+		socket := engineSocket.MatchString(m.Source) || engineSocket.MatchString(m.Destination)
+		for _, d := range engineDirs {
+			socket = socket || under(m.Source, d)
+		}
+		if socket {
+			p.add("CMP-H02", 0, "container engine socket mounted: engine API = host root", ev)
+			continue
+		}
+		critical, sensitive := m.Source == "/", m.Source == "/"
+		for _, d := range criticalDirs {
+			critical = critical || under(m.Source, d)
+		}
+		for _, d := range sensitiveDirs {
+			sensitive = sensitive || under(m.Source, d)
+		}
+		switch {
+		case critical && m.RW:
+			p.add("CMP-H04", catalog.SeverityCritical, "writable bind of a host system directory", ev)
+		case critical || sensitive:
+			p.add("CMP-H04", 0, "bind of a sensitive host directory", ev)
+		case m.Propagation == mount.PropagationShared || m.Propagation == mount.PropagationRShared:
+			p.add("CMP-H05", catalog.SeverityHigh, "host bind with shared propagation", ev+" propagation="+string(m.Propagation))
+		case m.RW || m.Propagation == mount.PropagationSlave || m.Propagation == mount.PropagationRSlave:
+			p.add("CMP-H05", 0, "writable host bind", ev)
+		default:
+			p.add("CMP-H05", catalog.SeverityLow, "read-only host bind", ev)
+		}
+	}
+}
+
+// assessCaps reports cap_add/cap_drop findings and whether a dangerous capability was added.
+func assessCaps(p *postureSet, hc *container.HostConfig) bool {
+	dangerous := false
+	for _, raw := range hc.CapAdd {
+		c := normCap(raw)
+		ev := "HostConfig.CapAdd=" + c
+		switch {
+		case capsCritical[c]:
+			p.add("CMP-H06", 0, "dangerous capability "+c+" added", ev)
+			dangerous = true
+		case capsHigh[c]:
+			p.add("CMP-H06", catalog.SeverityHigh, "dangerous capability "+c+" added", ev)
+			dangerous = true
+		case capsDefault[c]:
+			p.add("CMP-H07", catalog.SeverityLow, "capability "+c+" added", ev)
+		default:
+			p.add("CMP-H07", 0, "non-default capability "+c+" added", ev)
+		}
+	}
+	dropped := map[string]bool{}
+	for _, c := range hc.CapDrop {
+		dropped[normCap(c)] = true
+	}
+	added := map[string]bool{}
+	for _, c := range hc.CapAdd {
+		added[normCap(c)] = true
+	}
+	if !dropped["ALL"] {
+		p.add("CMP-H08", 0, "capabilities not dropped (cap_drop: ALL missing)", fmt.Sprintf("HostConfig.CapDrop=%v", hc.CapDrop))
+	}
+	if (!dropped["ALL"] && !dropped["NET_RAW"]) || added["NET_RAW"] || added["ALL"] {
+		p.add("CMP-H09", 0, "NET_RAW kept: raw sockets on the bridge", fmt.Sprintf("HostConfig.CapDrop=%v", hc.CapDrop))
+	}
+	return dangerous
+}
+
+func assessSecurityOpts(p *postureSet, opts []string, dangerousCaps, impliedNoLabel bool) {
+	nnp := false
+	for _, raw := range opts {
+		o := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(raw), "=", ":"))
+		ev := "HostConfig.SecurityOpt=" + raw
+		switch {
+		case o == "seccomp:unconfined":
+			sev := catalog.SeverityNone
+			if dangerousCaps {
+				sev = catalog.SeverityCritical
+			}
+			p.add("CMP-H10", sev, "seccomp disabled", ev)
+		case o == "apparmor:unconfined":
+			p.add("CMP-H11", 0, "AppArmor disabled", ev)
+		case (o == "label:disable" || o == "label:type:spc_t") && !impliedNoLabel:
+			p.add("CMP-H12", 0, "SELinux separation disabled", ev)
+		case o == "no-new-privileges" || o == "no-new-privileges:true":
+			nnp = true
+		case o == "systempaths:unconfined":
+			p.add("CMP-H14", 0, "masked and read-only /proc and /sys paths unmasked", ev)
+		case o == "writable-cgroups:true":
+			p.add("CMP-H15", 0, "cgroupfs mounted writable", ev)
+		}
+	}
+	if !nnp {
+		p.add("CMP-H13", 0, "no-new-privileges not set: setuid binaries can raise privileges", fmt.Sprintf("HostConfig.SecurityOpt=%v", opts))
+	}
+}
+
+func assessNamespaces(p *postureSet, hc *container.HostConfig) {
+	switch pid := string(hc.PidMode); {
+	case pid == "host":
+		p.add("CMP-H16", 0, "shares the host PID namespace", "HostConfig.PidMode=host")
+	case strings.HasPrefix(pid, "container:"):
+		p.add("CMP-H16", catalog.SeverityMedium, "shares another container's PID namespace", "HostConfig.PidMode="+pid)
+	}
+	switch ipc := string(hc.IpcMode); {
+	case ipc == "host":
+		p.add("CMP-H17", 0, "shares the host IPC namespace", "HostConfig.IpcMode=host")
+	case ipc == "shareable" || strings.HasPrefix(ipc, "container:"):
+		p.add("CMP-H17", catalog.SeverityLow, "IPC namespace shareable or shared", "HostConfig.IpcMode="+ipc)
+	}
+	if hc.UTSMode == "host" {
+		p.add("CMP-H18", 0, "shares the host UTS namespace", "HostConfig.UTSMode=host")
+	}
+	if hc.UsernsMode == "host" {
+		p.add("CMP-H19", 0, "opts out of user-namespace remapping", "HostConfig.UsernsMode=host")
+	}
+	if hc.CgroupnsMode == "host" {
+		p.add("CMP-H20", 0, "host cgroup namespace (the engine default on cgroup v1 hosts)", "HostConfig.CgroupnsMode=host")
+	} else if hc.CgroupParent != "" {
+		p.add("CMP-H20", catalog.SeverityLow, "custom cgroup parent", "HostConfig.CgroupParent="+hc.CgroupParent)
+	}
+}
+
+var (
+	devCritical = regexp.MustCompile(`^/dev/(sd|nvme|vd|xvd|dm-|loop)|^/dev/(mem|kmem|port|kmsg)$`)
+	devHigh     = regexp.MustCompile(`^/dev/(kvm|fuse|net/tun|vhost-|dri/|nvidia)`)
+)
+
+func assessDevices(p *postureSet, hc *container.HostConfig) {
+	for _, d := range hc.Devices {
+		ev := "HostConfig.Devices=" + d.PathOnHost + ":" + d.PathInContainer
+		switch {
+		case devCritical.MatchString(d.PathOnHost):
+			p.add("CMP-H21", catalog.SeverityCritical, "raw host block or memory device", ev)
+		case devHigh.MatchString(d.PathOnHost):
+			p.add("CMP-H21", catalog.SeverityHigh, "host device with a large kernel surface", ev)
+		default:
+			p.add("CMP-H21", 0, "host device mapped", ev)
+		}
+	}
+	for _, r := range hc.DeviceCgroupRules {
+		f := strings.Fields(r)
+		if len(f) >= 2 && (f[0] == "a" || f[0] == "b") && f[1] == "*:*" {
+			p.add("CMP-H21", catalog.SeverityCritical, "device cgroup rule grants every device", "HostConfig.DeviceCgroupRules="+r)
+		} else {
+			p.add("CMP-H21", 0, "device cgroup rule", "HostConfig.DeviceCgroupRules="+r)
+		}
+	}
+	for _, dr := range hc.DeviceRequests {
+		for _, and := range dr.Capabilities {
+			for _, c := range and {
+				if c == "gpu" {
+					p.add("CMP-H22", 0, "GPU exposed", "HostConfig.DeviceRequests capability gpu")
+				}
+			}
+		}
+	}
+}
+
+func assessResources(p *postureSet, hc *container.HostConfig) {
+	r := hc.Resources
+	if r.Memory == 0 {
+		p.add("CMP-R01", 0, "no memory limit", "HostConfig.Memory=0")
+	} else if r.MemorySwap != r.Memory {
+		p.add("CMP-R04", 0, "swap allowed beyond the memory limit", fmt.Sprintf("HostConfig.MemorySwap=%d Memory=%d", r.MemorySwap, r.Memory))
+	}
+	if r.NanoCPUs == 0 && r.CPUQuota == 0 {
+		p.add("CMP-R02", 0, "no CPU limit", "HostConfig.NanoCpus=0 CpuQuota=0")
+	}
+	if r.PidsLimit == nil || *r.PidsLimit <= 0 {
+		p.add("CMP-R03", 0, "no PID limit", "HostConfig.PidsLimit unset")
+	}
+	switch hc.RestartPolicy.Name {
+	case container.RestartPolicyAlways, container.RestartPolicyUnlessStopped:
+		p.add("CMP-R07", 0, "restart "+string(hc.RestartPolicy.Name)+" masks kills and crash loops", "HostConfig.RestartPolicy="+string(hc.RestartPolicy.Name))
+	}
+}
+
+func assessNetwork(p *postureSet, hc *container.HostConfig, nets map[string]networkFacts) {
+	mode := string(hc.NetworkMode)
+	switch {
+	case mode == "host":
+		p.add("CMP-N01", 0, "host network namespace: host loopback services and routes", "HostConfig.NetworkMode=host")
+	case strings.HasPrefix(mode, "container:"):
+		p.add("CMP-N02", 0, "shares another container's network namespace", "HostConfig.NetworkMode="+mode)
+	}
+	names := make([]string, 0, len(nets))
+	for n := range nets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := nets[n]
+		if !f.Internal {
+			msg := "on network " + n + ", which is not internal: egress and a route to the host"
+			if n == "bridge" {
+				msg = "on the default bridge network: egress and a route to the host"
+			}
+			p.add("CMP-N03", 0, msg, "network "+n+" Internal=false")
+		}
+		if f.IPv6 {
+			p.add("CMP-N10", 0, "IPv6 enabled on network "+n, "network "+n+" EnableIPv6=true")
+		}
+	}
+	for _, h := range hc.ExtraHosts {
+		_, addr, _ := strings.Cut(h, ":")
+		if i := strings.IndexAny(h, ":="); i > 0 {
+			addr = h[i+1:]
+		}
+		if metadataHosts[addr] {
+			p.add("CMP-N08", 0, "extra host points at the host gateway or a cloud metadata address", "HostConfig.ExtraHosts="+h)
+		}
+	}
+	for _, d := range hc.DNS {
+		if d.IsValid() && !d.IsPrivate() && !d.IsLoopback() {
+			p.add("CMP-N07", 0, "resolver outside the range", "HostConfig.Dns="+d.String())
+		}
+	}
+	if hc.PublishAllPorts {
+		p.add("CMP-N09", 0, "every exposed port published on all host interfaces", "HostConfig.PublishAllPorts=true")
+	}
+	ports := make([]network.Port, 0, len(hc.PortBindings))
+	for port := range hc.PortBindings {
+		ports = append(ports, port)
+	}
+	sort.Slice(ports, func(i, j int) bool { return ports[i].String() < ports[j].String() })
+	for _, port := range ports {
+		for _, bd := range hc.PortBindings[port] {
+			ev := fmt.Sprintf("%s:%s->%s", addrOrAll(bd.HostIP), bd.HostPort, port.String())
+			hp, _ := strconv.Atoi(bd.HostPort)
+			switch {
+			case !bd.HostIP.IsValid() || bd.HostIP.IsUnspecified() || !bd.HostIP.IsLoopback():
+				p.add("CMP-N09", 0, "port published to the outside", ev)
+			case hp > 0 && hp < 1024:
+				p.add("CMP-N09", catalog.SeverityLow, "privileged host port published", ev)
+			}
+		}
+	}
+	if len(hc.Links) > 0 {
+		p.add("CMP-N15", 0, "legacy links", fmt.Sprintf("HostConfig.Links=%v", hc.Links))
+	}
+}
+
+func addrOrAll(a netip.Addr) string {
+	if !a.IsValid() {
+		return "0.0.0.0"
+	}
+	return a.String()
+}
+
+// assessEnv reports credential-looking variables by name only: values are never shown or kept.
+func assessEnv(p *postureSet, cfg *container.Config) {
+	agent := cfg.Labels[LabelService] == DefaultService
+	for _, kv := range cfg.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(k)
+		named := false
+		for _, part := range secretKeyParts {
+			named = named || strings.Contains(upper, part)
+		}
+		known, valueLooks := criticalEnv[upper], secretValue.MatchString(v)
+		if !known && !named && !valueLooks {
+			continue
+		}
+		sev := catalog.SeverityMedium
+		switch {
+		case agent && (known || valueLooks):
+			sev = catalog.SeverityCritical
+		case agent:
+			sev = catalog.SeverityHigh
+		}
+		p.add("CMP-T01", sev, "credential-like environment variable "+k+" (value not shown)", "Config.Env name "+k)
+	}
+}
+
+func assessImage(p *postureSet, ref string) {
+	if ref == "" || strings.Contains(ref, "@sha256:") || strings.HasPrefix(ref, "sha256:") {
+		return
+	}
+	last := ref[strings.LastIndex(ref, "/")+1:]
+	tag := ""
+	if i := strings.LastIndex(last, ":"); i >= 0 {
+		tag = last[i+1:]
+	}
+	if tag == "" || tag == "latest" {
+		p.add("CMP-T04", catalog.SeverityMedium, "image not pinned (latest or no tag)", "Config.Image="+ref)
+		return
+	}
+	p.add("CMP-T04", 0, "image pinned by tag, not digest", "Config.Image="+ref)
 }

@@ -13,7 +13,10 @@ import (
 	"github.com/rangekeeper/rangekeeper/config"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/dynamic"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -51,7 +54,8 @@ type Backend struct {
 	cs         k8s.Interface
 	md         metadata.Interface
 	dyn        dynamic.Interface
-	getter     genericclioptions.RESTClientGetter
+	disc       discovery.CachedDiscoveryInterface
+	mapper     meta.RESTMapper
 	workers    int
 }
 
@@ -92,10 +96,9 @@ func New(cfg config.KubernetesConfig) ([]*Backend, error) {
 // reports an unreachable server or an RBAC refusal there.
 func Open(o Options) (*Backend, error) {
 	var (
-		rc     *rest.Config
-		name   string
-		getter *genericclioptions.ConfigFlags
-		err    error
+		rc   *rest.Config
+		name string
+		err  error
 	)
 	if o.InCluster {
 		rc, err = rest.InClusterConfig()
@@ -103,8 +106,6 @@ func Open(o Options) (*Backend, error) {
 			return nil, fmt.Errorf("k8s: in-cluster config: %w", err)
 		}
 		name = "in-cluster"
-		getter = genericclioptions.NewConfigFlags(false)
-		getter.WrapConfigFn = func(*rest.Config) *rest.Config { return rest.CopyConfig(rc) }
 	} else {
 		rules := clientcmd.NewDefaultClientConfigLoadingRules()
 		if o.Kubeconfig != "" {
@@ -126,22 +127,19 @@ func Open(o Options) (*Backend, error) {
 		if err != nil {
 			return nil, fmt.Errorf("k8s:%s: %w", name, err)
 		}
-		getter = genericclioptions.NewConfigFlags(false)
-		if o.Kubeconfig != "" {
-			getter.KubeConfig = &o.Kubeconfig
-		}
-		getter.Context = &name
 	}
-	return newBackend(name, rc, getter, o)
+	return NewForConfig(name, rc, o)
 }
 
-func newBackend(name string, rc *rest.Config, getter genericclioptions.RESTClientGetter, o Options) (*Backend, error) {
+// NewForConfig builds a Backend named "k8s:<name>" from a REST config (Options.Namespaces and
+// Options.Workers apply; the kubeconfig fields are ignored).
+func NewForConfig(name string, rc *rest.Config, o Options) (*Backend, error) {
 	rc = rest.CopyConfig(rc)
 	// The defaults (QPS 5) would make the initial list of thousands of pods and bulk teardown crawl.
 	if rc.QPS == 0 {
 		rc.QPS, rc.Burst = 50, 100
 	}
-	b := &Backend{context: name, rc: rc, getter: getter, workers: o.Workers}
+	b := &Backend{context: name, rc: rc, workers: o.Workers}
 	if b.workers <= 0 {
 		b.workers = 8
 	}
@@ -162,6 +160,8 @@ func newBackend(name string, rc *rest.Config, getter genericclioptions.RESTClien
 	if b.dyn, err = dynamic.NewForConfig(rc); err != nil {
 		return nil, fmt.Errorf("k8s:%s: %w", name, err)
 	}
+	b.disc = memory.NewMemCacheClient(b.cs.Discovery())
+	b.mapper = restmapper.NewDeferredDiscoveryRESTMapper(b.disc)
 	return b, nil
 }
 

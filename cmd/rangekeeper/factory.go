@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/config"
 	"github.com/rangekeeper/rangekeeper/state"
 )
@@ -36,6 +38,11 @@ type factory struct {
 	dbErr  error
 
 	closers []func()
+
+	backends      []backends.Backend
+	backendsErr   error
+	extraBackends []backends.Backend // e.g. the demo's simulated ranges
+	sup           *supervisor.Supervisor
 }
 
 func newFactory(in io.Reader, out, errOut io.Writer) *factory {

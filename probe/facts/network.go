@@ -24,9 +24,9 @@ const DefaultTimeout = 1500 * time.Millisecond
 // notTestedNetwork fills every section with "not tested" rows so absence is explicit.
 func notTestedNetwork(t Targets, resolvers []string) Network {
 	return Network{Tested: false, Resolvers: nonNil(resolvers),
-		DNS: []NetResult{{Check: "E-DNS-02", Status: NetNotTested, Detail: "no DNS canary configured"}},
-		Egress: []NetResult{{Check: "E-TCP-01", Status: NetNotTested, Detail: "no egress canary configured"}},
-		Scorer: []NetResult{{Check: "E-SCORE-01", Status: NetNotTested, Detail: "no scorer endpoint configured"}},
+		DNS:      []NetResult{{Check: "E-DNS-02", Status: NetNotTested, Detail: "no DNS canary configured"}},
+		Egress:   []NetResult{{Check: "E-TCP-01", Status: NetNotTested, Detail: "no egress canary configured"}},
+		Scorer:   []NetResult{{Check: "E-SCORE-01", Status: NetNotTested, Detail: "no scorer endpoint configured"}},
 		Metadata: []NetResult{{Check: "E-META-01", Status: NetNotTested, Detail: "no metadata endpoint configured"}},
 	}
 }

@@ -216,11 +216,11 @@ type NetResult struct {
 
 // Targets are the operator-configured destinations, passed in as JSON; empty means "not tested".
 type Targets struct {
-	Egress    []string      `json:"egress,omitempty"`   // host:port (TCP), "udp:host:port"
-	DNS       []string      `json:"dns,omitempty"`      // canary names; "*" in a name becomes a nonce
-	Scorer    []string      `json:"scorer,omitempty"`   // host:port
-	Metadata  []string      `json:"metadata,omitempty"` // host:port
-	TimeoutMS int64         `json:"timeout_ms,omitempty"`
+	Egress    []string `json:"egress,omitempty"`   // host:port (TCP), "udp:host:port"
+	DNS       []string `json:"dns,omitempty"`      // canary names; "*" in a name becomes a nonce
+	Scorer    []string `json:"scorer,omitempty"`   // host:port
+	Metadata  []string `json:"metadata,omitempty"` // host:port
+	TimeoutMS int64    `json:"timeout_ms,omitempty"`
 }
 
 // Empty reports whether no target is configured.

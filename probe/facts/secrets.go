@@ -170,6 +170,7 @@ func (c *collector) secrets() {
 			s.ProxyEnv = append(s.ProxyEnv, name)
 		case modelEndpointEnv.MatchString(name):
 			s.ModelEndpoint = append(s.ModelEndpoint, name)
+		case name == "PWD" || name == "OLDPWD": // working directories, not passwords
 		case val != "" && (credentialEnv[name] || credentialName.MatchString(name) || secretValue.MatchString(val)):
 			s.EnvNames = append(s.EnvNames, name)
 		}

@@ -12,7 +12,7 @@ import (
 var sdnIDRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9]*[a-zA-Z0-9]$`)
 
 func (s *Server) version(*call) (any, error) {
-	return map[string]any{"version": "9.1.1", "release": "9.1", "repoid": "42fdc4bbf"}, nil
+	return map[string]any{"version": "9.1.1" + VersionSuffix, "release": "9.1", "repoid": "5e1a7ed0"}, nil
 }
 
 func (s *Server) ticket(c *call) (any, error) {

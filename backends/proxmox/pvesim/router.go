@@ -14,7 +14,8 @@ import (
 )
 
 // route is one method on one path template of the schema. spec declares the accepted parameters
-// as "name:type" with type s(tring) i(nteger) n(umber) b(oolean) a(rray), a trailing "!" for
+// as "name:type" with type s(tring) i(nteger) n(umber) b(oolean) a(rray) or c (a string in
+// PVE's pve-configid format, ≤ 40 characters, as snapshot names are), a trailing "!" for
 // required; "*" accepts undeclared keys (config endpoints take any config key).
 type route struct {
 	method  string
@@ -159,6 +160,11 @@ func typeCheck(typ string, v any) string {
 			return ""
 		}
 		return "type check ('array') failed"
+	case "c":
+		if x, ok := v.(string); !ok || !configIDRE.MatchString(x) || len(x) > 40 {
+			return fmt.Sprintf("invalid format - invalid configuration ID '%v'", v)
+		}
+		return ""
 	case "s":
 		switch v.(type) {
 		case string, float64:

@@ -228,7 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				case <-r.Context().Done():
 				}
 			}
-			writeErr(w, aerr)
+			writeErr(w, aerr.(*apiError))
 			return
 		}
 		c.user = user

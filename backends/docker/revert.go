@@ -1,0 +1,295 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+)
+
+// labelRestore marks the short-lived, never-started containers Revert uses to write volume
+// archives into volumes; a later revert or teardown of the sandbox removes leftovers.
+const labelRestore = "dev.rangekeeper.restore.sandbox"
+
+const restoreMount = "/.rangekeeper-restore"
+
+// revertStep is called after each revert step; tests use it to cancel a revert midway.
+var revertStep = func(ctx context.Context, step string) {}
+
+// revertProgress says how far a revert got, for the error of an interrupted one.
+type revertProgress struct {
+	removed bool
+	volumes int
+	created []string
+	started []string
+}
+
+func (p *revertProgress) String() string {
+	if !p.removed {
+		return "unchanged (the previous members were not removed)"
+	}
+	none := func(s []string) string {
+		if len(s) == 0 {
+			return "none"
+		}
+		return strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("partially restored: previous members removed, %d volume(s) restored, created: %s; started: %s",
+		p.volumes, none(p.created), none(p.started))
+}
+
+// Revert implements backends.Reverter: it removes the current members, recreates networks that
+// went missing, recreates the named volumes and fills them from the snapshot's archives, recreates
+// every member from its snapshot image with the recorded configuration, name, labels, networks,
+// aliases and static addresses, and starts the members that were running in dependency order.
+// Every step is repeatable, so a revert that failed or was cancelled is finished by running it again.
+func (b *Backend) Revert(ctx context.Context, sandboxID, snapshotID string, _ backends.RevertOptions) error {
+	project, err := b.ProjectOf(sandboxID)
+	if err != nil {
+		return err
+	}
+	db, _, data, err := b.loadSnapshot(sandboxID, snapshotID)
+	if err != nil {
+		return err
+	}
+	if data.Project != project {
+		return fmt.Errorf("snapshot %s belongs to project %s, not %s", snapshotID, data.Project, project)
+	}
+	for _, m := range data.Members {
+		if _, err := b.cli.ImageInspect(ctx, m.Image); err != nil {
+			return b.wrap(fmt.Errorf("revert %s to %s: snapshot image %s of %s is gone (%w); the snapshot cannot be restored", project, snapshotID, m.Image, m.Name, err))
+		}
+	}
+	var p revertProgress
+	if err := b.revert(ctx, sandboxID, data, archiveDir(db, snapshotID), &p); err != nil {
+		return b.wrap(fmt.Errorf("revert %s to %s interrupted: %w; sandbox is %s; run the revert again to finish it", project, snapshotID, err, &p))
+	}
+	return nil
+}
+
+func (b *Backend) revert(ctx context.Context, sandboxID string, data snapshotData, dir string, p *revertProgress) error {
+	if err := b.removeRestoreHelpers(ctx, sandboxID); err != nil {
+		return err
+	}
+	current, err := b.members(ctx, data.Project)
+	if err != nil {
+		return err
+	}
+	if err := parallel(len(current), func(i int) error {
+		_, err := b.cli.ContainerRemove(ctx, current[i].ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("remove %s: %w", containerName(current[i]), err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	p.removed = true
+	revertStep(ctx, "removed")
+
+	if err := b.ensureNetworks(ctx, data.Networks); err != nil {
+		return err
+	}
+	byName := map[string]memberRecipe{}
+	for _, m := range data.Members {
+		byName[m.Name] = m
+	}
+	for _, v := range data.Volumes {
+		if v.Anonymous {
+			continue
+		}
+		if err := b.recreateVolume(ctx, v); err != nil {
+			return err
+		}
+		if err := b.restoreVolume(ctx, sandboxID, byName[v.Member], v.Name, filepath.Join(dir, v.File)); err != nil {
+			return fmt.Errorf("restore volume %s: %w", v.Name, err)
+		}
+		p.volumes++
+		revertStep(ctx, "volume "+v.Name)
+	}
+
+	newID := map[string]string{} // old container ID and name → new ID
+	for _, m := range data.Members {
+		id, err := b.recreateMember(ctx, m, newID)
+		if err != nil {
+			return fmt.Errorf("recreate %s: %w", m.Name, err)
+		}
+		newID[m.OldID], newID[m.Name] = id, id
+		p.created = append(p.created, m.Name)
+		revertStep(ctx, "created "+m.Name)
+	}
+	for _, v := range data.Volumes {
+		if !v.Anonymous {
+			continue
+		}
+		if err := b.restoreAnonymous(ctx, sandboxID, byName[v.Member], newID[v.Member], v, dir); err != nil {
+			return fmt.Errorf("restore anonymous volume at %s:%s: %w", v.Member, v.Path, err)
+		}
+		p.volumes++
+	}
+	for _, m := range data.Members {
+		if !m.Running {
+			continue
+		}
+		if _, err := b.cli.ContainerStart(ctx, newID[m.Name], client.ContainerStartOptions{}); err != nil {
+			return fmt.Errorf("start %s: %w", m.Name, err)
+		}
+		p.started = append(p.started, m.Name)
+		revertStep(ctx, "started "+m.Name)
+	}
+	return nil
+}
+
+// ensureNetworks recreates the project's networks that are missing, with their compose labels,
+// driver, options and address plan; a missing network from outside the project is an error.
+func (b *Backend) ensureNetworks(ctx context.Context, nets []networkRecipe) error {
+	for _, n := range nets {
+		_, err := b.cli.NetworkInspect(ctx, n.Name, client.NetworkInspectOptions{})
+		if err == nil {
+			continue
+		}
+		if !cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("network %s: %w", n.Name, err)
+		}
+		if !n.Project {
+			return fmt.Errorf("network %s is gone and is not the project's own, so it is not recreated; create it and revert again", n.Name)
+		}
+		opts := client.NetworkCreateOptions{Driver: n.Driver, Internal: n.Internal, Attachable: n.Attachable,
+			IPAM: n.IPAM, Options: n.Options, Labels: n.Labels}
+		if n.EnableIPv6 {
+			opts.EnableIPv6 = &n.EnableIPv6
+		}
+		if _, err := b.cli.NetworkCreate(ctx, n.Name, opts); err != nil && !cerrdefs.IsConflict(err) {
+			return fmt.Errorf("recreate network %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// recreateVolume replaces a named volume by an empty one with the same name, driver, options and
+// labels, so files created after the snapshot disappear.
+func (b *Backend) recreateVolume(ctx context.Context, v volumeRecipe) error {
+	if _, err := b.cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+		if cerrdefs.IsConflict(err) {
+			return fmt.Errorf("volume %s is in use by a container outside the sandbox; stop it and revert again: %w", v.Name, err)
+		}
+		return fmt.Errorf("remove volume %s: %w", v.Name, err)
+	}
+	if _, err := b.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: v.Name, Driver: v.Driver, DriverOpts: v.DriverOpts, Labels: v.Labels}); err != nil {
+		return fmt.Errorf("recreate volume %s: %w", v.Name, err)
+	}
+	return nil
+}
+
+// restoreVolume writes an archive into a volume through a created, never-started container of
+// the member's snapshot image (so no helper image is needed and read-only mounts do not matter).
+func (b *Backend) restoreVolume(ctx context.Context, sandboxID string, m memberRecipe, volume, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("volume archive: %w", err)
+	}
+	defer f.Close()
+	labels := map[string]string{labelRestore: sandboxID}
+	for k, v := range m.Config.Labels {
+		switch {
+		case strings.HasPrefix(k, "com.docker.compose."):
+			labels[k] = "" // inherited from the image: blank them so the helper is no sandbox member
+		case strings.HasPrefix(k, "dev.rangekeeper.test"):
+			labels[k] = v
+		}
+	}
+	res, err := b.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config: &container.Config{Image: m.Image, Entrypoint: []string{restoreMount + "/never-started"}, Cmd: []string{}, Labels: labels, NetworkDisabled: true},
+		HostConfig: &container.HostConfig{NetworkMode: "none", Mounts: []mount.Mount{{
+			Type: mount.TypeVolume, Source: volume, Target: restoreMount, VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}},
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = b.cli.ContainerRemove(rctx, res.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	}()
+	_, err = b.cli.CopyToContainer(ctx, res.ID, client.CopyToContainerOptions{DestinationPath: restoreMount, Content: f})
+	return err
+}
+
+// restoreAnonymous fills the fresh anonymous volume the engine made for a recreated member.
+func (b *Backend) restoreAnonymous(ctx context.Context, sandboxID string, m memberRecipe, id string, v volumeRecipe, dir string) error {
+	ins, err := b.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return err
+	}
+	for _, mp := range ins.Container.Mounts {
+		if mp.Destination == v.Path && mp.Type == mount.TypeVolume {
+			return b.restoreVolume(ctx, sandboxID, m, mp.Name, filepath.Join(dir, v.File))
+		}
+	}
+	return errors.New("the recreated member has no volume there")
+}
+
+// recreateMember creates one member (not started) and joins its networks. API 1.41 engines take
+// one endpoint at create, so the others are connected afterwards.
+func (b *Backend) recreateMember(ctx context.Context, m memberRecipe, newID map[string]string) (string, error) {
+	hc := *m.HostConfig
+	remap := func(mode string) string {
+		if ref, ok := strings.CutPrefix(mode, "container:"); ok {
+			if id, ok := newID[ref]; ok {
+				return "container:" + id
+			}
+		}
+		return mode
+	}
+	hc.NetworkMode = container.NetworkMode(remap(string(hc.NetworkMode)))
+	hc.IpcMode = container.IpcMode(remap(string(hc.IpcMode)))
+	hc.PidMode = container.PidMode(remap(string(hc.PidMode)))
+
+	primary := string(hc.NetworkMode)
+	if primary == "default" {
+		primary = "bridge"
+	}
+	var nc *network.NetworkingConfig
+	if ep, ok := m.Endpoints[primary]; ok {
+		nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{primary: ep}}
+	}
+	res, err := b.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: m.Name, Config: m.Config, HostConfig: &hc, NetworkingConfig: nc})
+	if err != nil {
+		return "", err
+	}
+	for name, ep := range m.Endpoints {
+		if name == primary {
+			continue
+		}
+		if _, err := b.cli.NetworkConnect(ctx, name, client.NetworkConnectOptions{Container: res.ID, EndpointConfig: ep}); err != nil {
+			return res.ID, fmt.Errorf("connect to network %s: %w", name, err)
+		}
+	}
+	return res.ID, nil
+}
+
+// removeRestoreHelpers removes restore containers an interrupted revert left behind.
+func (b *Backend) removeRestoreHelpers(ctx context.Context, sandboxID string) error {
+	res, err := b.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", labelRestore+"="+sandboxID)})
+	if err != nil {
+		return err
+	}
+	for _, c := range res.Items {
+		if _, err := b.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}

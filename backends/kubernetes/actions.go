@@ -1,0 +1,218 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// DefaultTeardownTimeout matches the order of Inspect's own helm uninstall timeout.
+const DefaultTeardownTimeout = 5 * time.Minute
+
+// target is a release resolved from a sandbox ID and checked against the cluster.
+type target struct {
+	ns, release string
+	pods        []corev1.Pod
+	helmRecord  bool
+	inspect     bool
+}
+
+// resolve finds a release's pods and Helm record; ErrNotFound when neither exists.
+func (b *Backend) resolve(ctx context.Context, id string) (target, error) {
+	ns, rel, err := b.parseID(id)
+	if err != nil {
+		return target{}, err
+	}
+	t := target{ns: ns, release: rel}
+	pods, err := b.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: releaseSelector(rel)})
+	if err != nil {
+		return t, b.explainAPIError("list", "pods", ns, err)
+	}
+	t.pods = pods.Items
+	for _, p := range t.pods {
+		if p.Annotations[AnnotationTask] != "" {
+			t.inspect = true
+		}
+	}
+	recs, err := b.md.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: helmOwnerLabel + "=helm,name=" + rel})
+	if err != nil && !apierrors.IsForbidden(err) {
+		return t, b.explainAPIError("list", "secrets", ns, err)
+	}
+	if err == nil && len(recs.Items) > 0 {
+		t.helmRecord = true
+		items := make([]*metav1.PartialObjectMetadata, len(recs.Items))
+		for i := range recs.Items {
+			items[i] = &recs.Items[i]
+		}
+		if r, ok := latestRecord(items); ok && r.Inspect {
+			t.inspect = true
+		}
+	}
+	if len(t.pods) == 0 && !t.helmRecord {
+		return t, fmt.Errorf("%s: %w: no release %q in namespace %q", b.Name(), backends.ErrNotFound, rel, ns)
+	}
+	return t, nil
+}
+
+// Teardown uninstalls one release the way Inspect does (Helm SDK, wait, timeout). With no Helm
+// record it deletes only the objects labelled or annotated as belonging to that release.
+func (b *Backend) Teardown(ctx context.Context, sandboxID string, opts backends.TeardownOptions) error {
+	t, err := b.resolve(ctx, sandboxID)
+	if err != nil {
+		return err
+	}
+	if !t.inspect && !opts.Force {
+		return fmt.Errorf("%s: release %s/%s: %w", b.Name(), t.ns, t.release, backends.ErrNotSandbox)
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTeardownTimeout
+	}
+	if !t.helmRecord {
+		return b.deleteReleaseObjects(ctx, t.ns, t.release)
+	}
+	cfg, err := b.HelmConfig(t.ns)
+	if err != nil {
+		return fmt.Errorf("%s: helm: %w", b.Name(), err)
+	}
+	u := action.NewUninstall(cfg)
+	u.WaitStrategy = kube.StatusWatcherStrategy
+	u.Timeout = timeout
+	done := make(chan error, 1)
+	// The Helm SDK's Run takes no context; its own timeout bounds it, and ctx lets the caller
+	// stop waiting.
+	go func() { _, err := u.Run(t.release); done <- err }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("%s: helm uninstall %s/%s: %w", b.Name(), t.ns, t.release, ctx.Err())
+	}
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return b.deleteReleaseObjects(ctx, t.ns, t.release)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: helm uninstall %s/%s: %w", b.Name(), t.ns, t.release, err)
+	}
+	return nil
+}
+
+// releaseKinds are the kinds the agent-env chart creates, in deletion order (controllers first
+// so they do not recreate pods).
+var releaseKinds = []schema.GroupVersionResource{
+	{Group: "apps", Version: "v1", Resource: "statefulsets"},
+	{Group: "apps", Version: "v1", Resource: "deployments"},
+	{Group: "batch", Version: "v1", Resource: "jobs"},
+	{Version: "v1", Resource: "pods"},
+	{Version: "v1", Resource: "services"},
+	{Version: "v1", Resource: "configmaps"},
+	{Version: "v1", Resource: "persistentvolumeclaims"},
+	{Version: "v1", Resource: "serviceaccounts"},
+	ciliumGVR,
+}
+
+// deleteReleaseObjects is the fallback when no Helm record exists. An object belongs to the
+// release only if it carries app.kubernetes.io/instance=<release> or Helm's ownership
+// annotations for this release and namespace; each delete is pinned to the listed UID.
+func (b *Backend) deleteReleaseObjects(ctx context.Context, ns, rel string) error {
+	var errs []error
+	for _, gvr := range releaseKinds {
+		list, err := b.md.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) { // kind not served (e.g. no Cilium)
+			continue
+		}
+		if err != nil {
+			errs = append(errs, b.explainAPIError("list", gvr.Resource, ns, err))
+			continue
+		}
+		for _, o := range list.Items {
+			if !ownedByRelease(&o, ns, rel) {
+				continue
+			}
+			uid := o.UID
+			bg := metav1.DeletePropagationBackground
+			err := b.md.Resource(gvr).Namespace(ns).Delete(ctx, o.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &bg})
+			if err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("%s: delete %s %s/%s: %w", b.Name(), gvr.Resource, ns, o.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func ownedByRelease(o *metav1.PartialObjectMetadata, ns, rel string) bool {
+	if o.Labels[LabelInstance] == rel {
+		return true
+	}
+	return o.Annotations["meta.helm.sh/release-name"] == rel && o.Annotations["meta.helm.sh/release-namespace"] == ns
+}
+
+// TeardownMany tears down several sandboxes with at most b.workers in flight (Inspect's
+// INSPECT_MAX_HELM_UNINSTALL default is 8). The result maps each ID to its error (nil on
+// success).
+func (b *Backend) TeardownMany(ctx context.Context, ids []string, opts backends.TeardownOptions) map[string]error {
+	out := make(map[string]error, len(ids))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, b.workers)
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				mu.Lock()
+				out[id] = ctx.Err()
+				mu.Unlock()
+				return
+			}
+			err := b.Teardown(ctx, id, opts)
+			mu.Lock()
+			out[id] = err
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// Reset deletes the release's sandbox pods so their StatefulSets recreate them fresh from the
+// image (Kubernetes' honest alternative to a revert). Each delete is pinned to the pod's UID.
+func (b *Backend) Reset(ctx context.Context, sandboxID string) error {
+	t, err := b.resolve(ctx, sandboxID)
+	if err != nil {
+		return err
+	}
+	if !t.inspect {
+		return fmt.Errorf("%s: release %s/%s: %w", b.Name(), t.ns, t.release, backends.ErrNotSandbox)
+	}
+	if len(t.pods) == 0 {
+		return fmt.Errorf("%s: release %s/%s has no pods to reset", b.Name(), t.ns, t.release)
+	}
+	var errs []error
+	for _, p := range t.pods {
+		if len(p.OwnerReferences) == 0 {
+			// A bare pod would not come back: resetting it would be a teardown in disguise.
+			errs = append(errs, fmt.Errorf("%s: pod %s/%s has no controller to recreate it; not deleted", b.Name(), p.Namespace, p.Name))
+			continue
+		}
+		uid := p.UID
+		err := b.cs.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("%s: delete pod %s/%s: %w", b.Name(), p.Namespace, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,200 @@
+package kubernetes
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+)
+
+// MaxCopySize bounds CopyFrom, like Inspect's read limit.
+const MaxCopySize = 100 << 20
+
+// member picks the pod to act in: by name, UID or inspect/service; empty means Inspect's
+// "default" service, else the first pod by name.
+func (b *Backend) member(ctx context.Context, sandboxID, want string) (*corev1.Pod, error) {
+	ns, rel, err := b.parseID(sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	list, err := b.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: releaseSelector(rel)})
+	if err != nil {
+		return nil, b.explainAPIError("list", "pods", ns, err)
+	}
+	pods := list.Items
+	if len(pods) == 0 {
+		return nil, fmt.Errorf("%s: %w: release %q in namespace %q has no pods", b.Name(), backends.ErrNotFound, rel, ns)
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	pick := func() *corev1.Pod {
+		if want == "" {
+			want = "default"
+			for i := range pods {
+				if pods[i].Labels[LabelService] == want {
+					return &pods[i]
+				}
+			}
+			return &pods[0]
+		}
+		for i := range pods {
+			p := &pods[i]
+			if p.Name == want || string(p.UID) == want || p.Labels[LabelService] == want {
+				return p
+			}
+		}
+		return nil
+	}
+	p := pick()
+	if p == nil {
+		return nil, fmt.Errorf("%s: %w: release %s/%s has no member %q", b.Name(), backends.ErrNotFound, ns, rel, want)
+	}
+	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+		return nil, fmt.Errorf("%s: pod %s/%s is %s, not running", b.Name(), ns, p.Name, podState(p))
+	}
+	if len(p.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("%s: pod %s/%s has no containers", b.Name(), ns, p.Name)
+	}
+	return p, nil
+}
+
+// Exec runs a command in the first container of a member pod through the API server's
+// pods/exec (websocket, falling back to SPDY), as Inspect does. Env, WorkDir and User need a
+// shell (and runuser for User) in the image, since Kubernetes exec has no such fields.
+func (b *Backend) Exec(ctx context.Context, sandboxID string, req backends.ExecRequest) (backends.ExecResult, error) {
+	if len(req.Cmd) == 0 {
+		return backends.ExecResult{}, fmt.Errorf("%s: exec: empty command", b.Name())
+	}
+	p, err := b.member(ctx, sandboxID, req.Member)
+	if err != nil {
+		return backends.ExecResult{}, err
+	}
+	return b.execIn(ctx, p, wrapCommand(req), req)
+}
+
+// wrapCommand adds the working directory, environment and user through /bin/sh when asked.
+func wrapCommand(req backends.ExecRequest) []string {
+	if req.WorkDir == "" && len(req.Env) == 0 && req.User == "" {
+		return req.Cmd
+	}
+	var script []string
+	if req.WorkDir != "" {
+		script = append(script, "cd "+shellQuote(req.WorkDir)+" &&")
+	}
+	script = append(script, "exec")
+	if req.User != "" {
+		script = append(script, "runuser -u "+shellQuote(req.User)+" --")
+	}
+	if len(req.Env) > 0 {
+		script = append(script, "env")
+		for _, e := range req.Env {
+			script = append(script, shellQuote(e))
+		}
+	}
+	script = append(script, `"$@"`)
+	return append([]string{"/bin/sh", "-c", strings.Join(script, " "), "sh"}, req.Cmd...)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func (b *Backend) execIn(ctx context.Context, p *corev1.Pod, cmd []string, req backends.ExecRequest) (backends.ExecResult, error) {
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	r := b.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(p.Namespace).Name(p.Name).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{
+			Container: p.Spec.Containers[0].Name,
+			Command:   cmd,
+			Stdin:     req.Stdin != nil,
+			Stdout:    true,
+			Stderr:    true,
+		}, scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(b.rc, "GET", r.URL().String())
+	if err != nil {
+		return backends.ExecResult{}, fmt.Errorf("%s: exec: %w", b.Name(), err)
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(b.rc, "POST", r.URL())
+	if err != nil {
+		return backends.ExecResult{}, fmt.Errorf("%s: exec: %w", b.Name(), err)
+	}
+	ex, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	if err != nil {
+		return backends.ExecResult{}, fmt.Errorf("%s: exec: %w", b.Name(), err)
+	}
+	var stdout, stderr bytes.Buffer
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: req.Stdin, Stdout: &stdout, Stderr: &stderr})
+	res := backends.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	var exitErr utilexec.ExitError
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.As(err, &exitErr):
+		res.ExitCode = exitErr.ExitStatus()
+		return res, nil
+	case req.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.TimedOut, res.ExitCode = true, 124 // the code timeout(1) and Inspect use
+		return res, nil
+	case strings.Contains(err.Error(), "no such file or directory") && len(cmd) > 0 && cmd[0] == "/bin/sh":
+		return res, fmt.Errorf("%s: pod %s/%s: %w", b.Name(), p.Namespace, p.Name, errNoShell)
+	}
+	return res, fmt.Errorf("%s: exec in pod %s/%s: %w", b.Name(), p.Namespace, p.Name, err)
+}
+
+// CopyTo writes data to path in the member's first container through exec: the bytes go over
+// stdin to `cat`, so only /bin/sh, mkdir, cat and chmod are needed in the image.
+func (b *Backend) CopyTo(ctx context.Context, sandboxID, member, path string, data []byte, mode int64) error {
+	p, err := b.member(ctx, sandboxID, member)
+	if err != nil {
+		return err
+	}
+	if mode == 0 {
+		mode = 0o644
+	}
+	script := `mkdir -p "$(dirname "$1")" && cat > "$1" && chmod "$2" "$1"`
+	cmd := []string{"/bin/sh", "-c", script, "sh", path, strconv.FormatInt(mode, 8)}
+	res, err := b.execIn(ctx, p, cmd, backends.ExecRequest{Stdin: bytes.NewReader(data)})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		if res.ExitCode == 127 {
+			return fmt.Errorf("%s: copy to %s in pod %s/%s: %w", b.Name(), path, p.Namespace, p.Name, errNoShell)
+		}
+		return fmt.Errorf("%s: copy to %s in pod %s/%s: exit %d: %s", b.Name(), path, p.Namespace, p.Name, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	return nil
+}
+
+// CopyFrom reads a file (at most MaxCopySize bytes) from the member's first container.
+func (b *Backend) CopyFrom(ctx context.Context, sandboxID, member, path string) ([]byte, error) {
+	p, err := b.member(ctx, sandboxID, member)
+	if err != nil {
+		return nil, err
+	}
+	cmd := []string{"head", "-c", strconv.Itoa(MaxCopySize + 1), path}
+	res, err := b.execIn(ctx, p, cmd, backends.ExecRequest{})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, fmt.Errorf("%s: copy from %s in pod %s/%s: exit %d: %s", b.Name(), path, p.Namespace, p.Name, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	if len(res.Stdout) > MaxCopySize {
+		return nil, fmt.Errorf("%s: copy from %s in pod %s/%s: file larger than %d bytes", b.Name(), path, p.Namespace, p.Name, MaxCopySize)
+	}
+	return res.Stdout, nil
+}

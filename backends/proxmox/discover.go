@@ -1,0 +1,540 @@
+package proxmox
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	pve "github.com/luthermonson/go-proxmox"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/proxmox/pvesim"
+)
+
+// zoneRE is Inspect's per-sample SDN zone id: <task prefix (1-3)><3 digits>z.
+var zoneRE = regexp.MustCompile(`^([a-z0-9]{1,3})([0-9]{3})z$`)
+
+// cachedVM is a VM's raw config and firewall options, refetched after cacheTTL or an action.
+type cachedVM struct {
+	conf    map[string]any
+	fw      map[string]any
+	fwErr   bool
+	fetched time.Time
+}
+
+// sdnView is the SDN vnets and subnets by vnet, refetched after cacheTTL or when a NIC names
+// an unknown bridge.
+type sdnView struct {
+	vnets   map[string]map[string]any   // vnet -> vnet object (zone, alias, ...)
+	subnets map[string][]map[string]any // vnet -> subnets
+	zones   map[string]map[string]any
+	fetched time.Time
+}
+
+// resource is one /cluster/resources entry. It mirrors go-proxmox's ClusterResource, which has no
+// lock field; template stays a number (PVE sends 0/1).
+type resource struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	VMID     uint64 `json:"vmid"`
+	Node     string `json:"node"`
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Template uint64 `json:"template"`
+	Tags     string `json:"tags"`
+	Pool     string `json:"pool"`
+	Lock     string `json:"lock"`
+	HAState  string `json:"hastate"`
+}
+
+// vmRef locates one VM of a sandbox for actions.
+type vmRef struct {
+	node string
+	vmid int
+	name string
+	res  *resource
+	conf map[string]any
+}
+
+func (r vmRef) path() string { return fmt.Sprintf("/nodes/%s/qemu/%d", r.node, r.vmid) }
+
+// fleet is one discovery result.
+type fleet struct {
+	sandboxes []backends.Sandbox
+	refs      map[string][]vmRef // sandbox ID -> VMs
+}
+
+// Watch lists, emits one EventReset, then polls /cluster/resources every interval (backing off
+// while the API is slow) and emits upserts and removals. It returns the error that ended it.
+func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
+	f, err := b.discover(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	emit(backends.Event{Type: backends.EventReset, Sandboxes: f.sandboxes})
+	prev := index(f.sandboxes)
+	interval, failures := b.interval, 0
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		start := time.Now()
+		f, err := b.discover(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			failures++
+			if failures >= 3 { // unreachable: let the supervisor reconnect and re-list
+				return fmt.Errorf("%s: %w", b.Name(), err)
+			}
+			timer.Reset(interval)
+			continue
+		}
+		failures = 0
+		next := index(f.sandboxes)
+		for _, sb := range f.sandboxes {
+			if old, ok := prev[sb.ID]; !ok || !reflect.DeepEqual(old, sb) {
+				emit(backends.Event{Type: backends.EventUpsert, Sandbox: sb})
+			}
+		}
+		for _, id := range sortedIDs(prev) {
+			if _, ok := next[id]; !ok {
+				emit(backends.Event{Type: backends.EventRemove, ID: id})
+			}
+		}
+		prev = next
+		// Back off while a refresh takes more than half the interval; recover when fast again.
+		if took := time.Since(start); took > interval/2 {
+			interval = min(interval*2, b.maxInterval)
+		} else if interval > b.interval {
+			interval = max(interval/2, b.interval)
+		}
+		timer.Reset(interval)
+	}
+}
+
+func index(sbs []backends.Sandbox) map[string]backends.Sandbox {
+	m := make(map[string]backends.Sandbox, len(sbs))
+	for _, s := range sbs {
+		m[s.ID] = s
+	}
+	return m
+}
+
+func sortedIDs(m map[string]backends.Sandbox) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// List returns the current sandboxes (one discovery pass).
+func (b *Backend) List(ctx context.Context) ([]backends.Sandbox, error) {
+	f, err := b.discover(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	return f.sandboxes, nil
+}
+
+// discover is one refresh: a /cluster/resources call, plus configs and SDN only for VMs not in
+// the cache (or stale).
+func (b *Backend) discover(ctx context.Context) (*fleet, error) {
+	b.probeVersion(ctx)
+	var rs []*resource
+	if err := b.get(ctx, "/cluster/resources?type=vm", &rs); err != nil {
+		return nil, fmt.Errorf("list VMs: %s", apiMessage(err))
+	}
+	var vms []*resource
+	live := map[int]bool{}
+	for _, r := range rs {
+		if r.Type != "qemu" {
+			continue
+		}
+		live[int(r.VMID)] = true
+		if r.Template == 1 && !b.showTemplates {
+			continue
+		}
+		vms = append(vms, r)
+	}
+	sort.Slice(vms, func(i, j int) bool { return vms[i].VMID < vms[j].VMID })
+	now := time.Now()
+	refs := make([]vmRef, 0, len(vms))
+	needSDN := false
+	for _, r := range vms {
+		c, err := b.vmConfig(ctx, r, now)
+		if err != nil {
+			if pve.IsNotFound(err) { // deleted between the list and the config read
+				continue
+			}
+			return nil, fmt.Errorf("VM %d config: %s", r.VMID, apiMessage(err))
+		}
+		refs = append(refs, vmRef{node: r.Node, vmid: int(r.VMID), name: r.Name, res: r, conf: c.conf})
+		for _, n := range nics(c.conf) {
+			if n.bridge != "" && !b.knownBridge(n.bridge) {
+				needSDN = true
+			}
+		}
+	}
+	b.forget(live)
+	sdn, err := b.sdnSnapshot(ctx, needSDN, now)
+	if err != nil {
+		return nil, err
+	}
+	return b.group(refs, sdn), nil
+}
+
+// probeVersion reads /version once: the simulator announces itself in the version string.
+func (b *Backend) probeVersion(ctx context.Context) {
+	b.mu.Lock()
+	done := b.probed
+	b.mu.Unlock()
+	if done {
+		return
+	}
+	var v pve.Version
+	if err := b.get(ctx, "/version", &v); err == nil {
+		b.mu.Lock()
+		b.probed, b.simulated = true, strings.HasSuffix(v.Version, pvesim.VersionSuffix)
+		b.mu.Unlock()
+	}
+}
+
+func (b *Backend) vmConfig(ctx context.Context, r *resource, now time.Time) (cachedVM, error) {
+	id := int(r.VMID)
+	b.mu.Lock()
+	c, ok := b.configs[id]
+	b.mu.Unlock()
+	if ok && now.Sub(c.fetched) < b.cacheTTL {
+		return c, nil
+	}
+	c = cachedVM{fetched: now}
+	base := fmt.Sprintf("/nodes/%s/qemu/%d", r.Node, id)
+	if err := b.get(ctx, base+"/config", &c.conf); err != nil {
+		return c, err
+	}
+	// go-proxmox's FirewallOptionGet always returns nil (pitfall §1.5.1): read the raw map.
+	if err := b.get(ctx, base+"/firewall/options", &c.fw); err != nil {
+		c.fwErr = true
+	}
+	if c.fw == nil {
+		c.fw = map[string]any{}
+	}
+	b.mu.Lock()
+	b.configs[id] = c
+	b.mu.Unlock()
+	return c, nil
+}
+
+// invalidate drops cached configs after an action changed them.
+func (b *Backend) invalidate(ids ...int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range ids {
+		delete(b.configs, id)
+	}
+	b.sdn = nil
+}
+
+func (b *Backend) forget(live map[int]bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id := range b.configs {
+		if !live[id] {
+			delete(b.configs, id)
+		}
+	}
+}
+
+func (b *Backend) knownBridge(name string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sdn == nil {
+		return false
+	}
+	_, ok := b.sdn.vnets[name]
+	return ok || strings.HasPrefix(name, "vmbr") // host bridges are never SDN vnets
+}
+
+func (b *Backend) sdnSnapshot(ctx context.Context, force bool, now time.Time) (*sdnView, error) {
+	b.mu.Lock()
+	cur := b.sdn
+	b.mu.Unlock()
+	if cur != nil && !force && now.Sub(cur.fetched) < b.cacheTTL {
+		return cur, nil
+	}
+	v := &sdnView{vnets: map[string]map[string]any{}, subnets: map[string][]map[string]any{}, zones: map[string]map[string]any{}, fetched: now}
+	var vnets []map[string]any
+	if err := b.get(ctx, "/cluster/sdn/vnets", &vnets); err != nil {
+		if !pve.IsNotAuthorized(err) {
+			return nil, fmt.Errorf("list SDN vnets: %s", apiMessage(err))
+		}
+		// A token without SDN.Audit still sees VMs; grouping falls back to one sandbox per VM.
+	}
+	var zones []map[string]any
+	if len(vnets) > 0 {
+		if err := b.get(ctx, "/cluster/sdn/zones", &zones); err != nil {
+			return nil, fmt.Errorf("list SDN zones: %s", apiMessage(err))
+		}
+	}
+	for _, z := range zones {
+		v.zones[str(z["zone"])] = z
+	}
+	for _, vn := range vnets {
+		name := str(vn["vnet"])
+		v.vnets[name] = vn
+		if !zoneRE.MatchString(str(vn["zone"])) {
+			continue // subnets only matter for sample zones
+		}
+		var subs []map[string]any
+		if err := b.get(ctx, "/cluster/sdn/vnets/"+name+"/subnets", &subs); err != nil {
+			return nil, fmt.Errorf("list subnets of vnet %s: %s", name, apiMessage(err))
+		}
+		v.subnets[name] = subs
+	}
+	b.mu.Lock()
+	b.sdn = v
+	b.mu.Unlock()
+	return v, nil
+}
+
+func str(x any) string {
+	switch v := x.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return fmt.Sprint(x)
+}
+
+// nic is one parsed netN property string.
+type nic struct {
+	key, model, mac, bridge string
+	firewall                bool
+	opts                    map[string]string
+}
+
+// nics parses every netN key: "virtio=BC:24:11:..,bridge=vmbr0,firewall=1".
+func nics(conf map[string]any) []nic {
+	var out []nic
+	for k, v := range conf {
+		if !strings.HasPrefix(k, "net") {
+			continue
+		}
+		if _, err := strconv.Atoi(k[3:]); err != nil {
+			continue
+		}
+		n := nic{key: k, opts: map[string]string{}}
+		for i, part := range strings.Split(str(v), ",") {
+			key, val, _ := strings.Cut(part, "=")
+			if i == 0 {
+				n.model, n.mac = key, val
+				continue
+			}
+			n.opts[key] = val
+		}
+		n.bridge = n.opts["bridge"]
+		n.firewall = n.opts["firewall"] == "1"
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+func tagList(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })
+}
+
+func hasTag(s, tag string) bool {
+	for _, t := range tagList(s) {
+		if strings.EqualFold(t, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// group turns VMs into sandboxes: Inspect VMs by their sample zone, everything else one each.
+func (b *Backend) group(refs []vmRef, sdn *sdnView) *fleet {
+	type grp struct {
+		id, zone string
+		vms      []vmRef
+	}
+	groups := map[string]*grp{}
+	var order []string
+	for _, r := range refs {
+		key := fmt.Sprintf("vm-%d", r.vmid)
+		zone := ""
+		if hasTag(str(r.conf["tags"]), "inspect") || hasTag(r.res.Tags, "inspect") {
+			if z := sampleZone(r.conf, sdn); z != "" {
+				key, zone = z, z
+			}
+		}
+		g, ok := groups[key]
+		if !ok {
+			g = &grp{id: key, zone: zone}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.vms = append(g.vms, r)
+	}
+	sort.Strings(order)
+	f := &fleet{refs: map[string][]vmRef{}}
+	b.mu.Lock()
+	simulated := b.simulated
+	b.mu.Unlock()
+	for _, key := range order {
+		g := groups[key]
+		sb := b.sandbox(g.id, g.zone, g.vms, sdn)
+		sb.Simulated = simulated
+		f.sandboxes = append(f.sandboxes, sb)
+		f.refs[sb.ID] = g.vms
+	}
+	return f
+}
+
+// sampleZone is the first Inspect sample zone any of the VM's NICs attaches to.
+func sampleZone(conf map[string]any, sdn *sdnView) string {
+	for _, n := range nics(conf) {
+		if vn, ok := sdn.vnets[n.bridge]; ok {
+			if z := str(vn["zone"]); zoneRE.MatchString(z) {
+				return z
+			}
+		}
+	}
+	return ""
+}
+
+func (b *Backend) sandbox(key, zone string, vms []vmRef, sdn *sdnView) backends.Sandbox {
+	sb := backends.Sandbox{
+		ID:       b.Name() + "/" + key,
+		Name:     key,
+		Backend:  backends.KindProxmox,
+		Endpoint: b.Name(),
+		Labels:   map[string]string{},
+	}
+	pools, tags, nodes := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	inspect := false
+	for _, r := range vms {
+		t := str(r.conf["tags"])
+		if t == "" {
+			t = r.res.Tags
+		}
+		for _, tag := range tagList(t) {
+			tags[tag] = true
+		}
+		if hasTag(t, "inspect") && r.res.Template == 0 {
+			inspect = true
+		}
+		if r.res.Pool != "" {
+			pools[r.res.Pool] = true
+		}
+		nodes[r.node] = true
+		m := member(r)
+		if sb.Created.IsZero() || (!m.Created.IsZero() && m.Created.Before(sb.Created)) {
+			sb.Created = m.Created
+		}
+		sb.Members = append(sb.Members, m)
+		b.mu.Lock()
+		c := b.configs[r.vmid]
+		b.mu.Unlock()
+		sb.Findings = append(sb.Findings, posture(r, c.fw, c.fwErr, sdn)...)
+	}
+	if len(vms) == 1 && zone == "" && vms[0].name != "" {
+		sb.Name = vms[0].name
+	}
+	sb.Inspect = inspect
+	sb.Actionable = inspect
+	sb.Status = backends.DeriveStatus(sb.Members)
+	if zone != "" {
+		m := zoneRE.FindStringSubmatch(zone)
+		sb.Task = m[1] // Inspect keeps only the first three characters of the task name
+		sb.Sample = zone
+		sb.Extra = append(sb.Extra, backends.KeyValue{Key: "zone", Value: zone},
+			backends.KeyValue{Key: "task prefix", Value: m[1]})
+		sb.Labels["pve.zone"] = zone
+		var vnets []string
+		for name, vn := range sdn.vnets {
+			if str(vn["zone"]) == zone {
+				vnets = append(vnets, name)
+			}
+		}
+		sort.Strings(vnets)
+		sb.Extra = append(sb.Extra, backends.KeyValue{Key: "vnets", Value: strings.Join(vnets, ",")})
+	}
+	add := func(k string, set map[string]bool) {
+		if len(set) > 0 {
+			v := strings.Join(keys(set), ",")
+			sb.Extra = append(sb.Extra, backends.KeyValue{Key: k, Value: v})
+			sb.Labels["pve."+k] = v
+		}
+	}
+	add("node", nodes)
+	add("pool", pools)
+	add("tags", tags)
+	sortFindings(sb.Findings)
+	return sb
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func member(r vmRef) backends.Member {
+	state := r.res.Status
+	if l := r.res.Lock; l != "" {
+		state += " (lock: " + l + ")"
+	}
+	m := backends.Member{
+		ID:      strconv.Itoa(r.vmid),
+		Name:    r.name,
+		Service: r.name,
+		State:   state,
+		Running: r.res.Status == "running",
+		Labels:  map[string]string{"node": r.node, "vmid": strconv.Itoa(r.vmid)},
+	}
+	if m.Name == "" {
+		m.Name = fmt.Sprintf("VM %d", r.vmid)
+	}
+	if t := str(r.conf["tags"]); t != "" {
+		m.Labels["tags"] = t
+	}
+	if r.res.Lock != "" {
+		m.Labels["lock"] = r.res.Lock
+	}
+	if r.res.Template == 1 {
+		m.Labels["template"] = "1"
+	}
+	// meta: creation-qemu=9.0.2,ctime=1727000000
+	for _, kv := range strings.Split(str(r.conf["meta"]), ",") {
+		if v, ok := strings.CutPrefix(kv, "ctime="); ok {
+			if sec, err := strconv.ParseInt(v, 10, 64); err == nil {
+				m.Created = time.Unix(sec, 0).UTC()
+			}
+		}
+	}
+	return m
+}

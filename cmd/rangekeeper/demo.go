@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/spf13/cobra"
+
+	"github.com/rangekeeper/rangekeeper/backends/docker"
+	"github.com/rangekeeper/rangekeeper/demos"
+)
+
+func init() { registerCommand(newDemoCmd) }
+
+type demoOptions struct {
+	Down  bool
+	NoTUI bool
+}
+
+func newDemoCmd(f *factory) *cobra.Command {
+	opts := &demoOptions{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Start the demo range on the local Docker Engine and open the workbench",
+		Long: `Builds a small local image from static binaries (no registry), starts three
+Inspect-style compose sandboxes (hardened, weak, scorer on the agent's network) and opens the TUI.
+'rangekeeper demo --down' removes everything the demo made.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runDemo(cmd.Context(), f, opts) },
+	}
+	cmd.Flags().BoolVar(&opts.Down, "down", false, "remove everything the demo made")
+	cmd.Flags().BoolVar(&opts.NoTUI, "no-tui", false, "start the range and list it, without opening the TUI")
+	return cmd
+}
+
+func demoEngine(ctx context.Context) (*client.Client, error) {
+	ep, err := docker.Endpoint{}.Resolve()
+	if err != nil {
+		return nil, exitWith(2, "demo: "+err.Error())
+	}
+	cli, err := docker.NewClient(ep)
+	if err != nil {
+		return nil, exitWith(2, "demo: "+err.Error())
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		cli.Close()
+		return nil, exitWith(2, fmt.Sprintf("demo needs a running Docker Engine, but %s is not reachable: %v\n"+
+			"Start the engine (or set DOCKER_HOST / a docker context) and try again.", ep.Host, err))
+	}
+	return cli, nil
+}
+
+func runDemo(ctx context.Context, f *factory, opts *demoOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cli, err := demoEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if opts.Down {
+		if err := demos.Down(ctx, cli); err != nil {
+			return fmt.Errorf("demo --down: %w", err)
+		}
+		fmt.Fprintln(f.Out, "demo range removed")
+		return nil
+	}
+	agentPath, err := demos.FindAgent()
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	agent, err := os.ReadFile(agentPath)
+	if err != nil {
+		return err
+	}
+	busybox, _ := os.ReadFile("/bin/busybox") // optional: lets operators exec a shell in the demo
+	fmt.Fprintln(f.ErrOut, "starting the demo range (building a local image, no registry)...")
+	if err := demos.Up(ctx, cli, demos.Options{Agent: agent, Busybox: busybox}); err != nil {
+		return err
+	}
+	for _, p := range demos.Range {
+		fmt.Fprintf(f.ErrOut, "  %s\n", p.Name)
+	}
+	fmt.Fprintln(f.ErrOut, "remove it with: rangekeeper demo --down")
+	if opts.NoTUI || !f.IsTerminal() {
+		s, err := f.ReadySupervisor(ctx, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		return runLs(ctx, f, s, &lsOptions{Output: "table", Now: time.Now})
+	}
+	return runTUI(ctx, f)
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rangekeeper/rangekeeper/spec"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+	"github.com/rangekeeper/rangekeeper/spec/report"
+)
+
+func init() { registerCommand(newLintCmd) }
+
+type lintOptions struct {
+	Files    []string
+	Output   string
+	FailOn   string
+	Format   string
+	Engine   string
+	Agents   []string
+	Roles    []string
+	Tooling  string
+	NoColor  bool
+	useColor bool
+}
+
+func newLintCmd(f *factory) *cobra.Command {
+	o := &lintOptions{}
+	cmd := &cobra.Command{
+		Use:   "lint FILE...",
+		Short: "Check sandbox specs (Compose, agent-env values, Proxmox) for hardening weaknesses",
+		Long: `Lint sandbox specs on the tooling, host and network axes and classify their T.H.N profile.
+
+Exit status: 0 clean, 1 findings at or above --fail-on, 2 unreadable or invalid input.
+Suppress a finding with a reason on its line or the line above:
+  # rangekeeper:ignore CMP-N03 scorer reachable only through the proxy`,
+		Args:          cobra.MinimumNArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Files = args
+			_, noColor := os.LookupEnv("NO_COLOR")
+			o.useColor = f.StdoutTTY() && !noColor && !o.NoColor
+			return runLint(f, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.Output, "output", "o", "text", "output: text, json or sarif")
+	fl.StringVar(&o.FailOn, "fail-on", "high", "exit 1 when a finding is at least: critical, high, medium, low or info")
+	fl.StringVar(&o.Format, "format", "", "force the input format: compose, helm, proxmox, qm or pve-fw (default: detect)")
+	fl.StringVar(&o.Engine, "engine-version", "", "Docker Engine version the spec runs on (enables CMP-N06)")
+	fl.StringSliceVar(&o.Agents, "agent", nil, "service(s) the model gets a shell in (default: Inspect's default / x-default / first)")
+	fl.StringSliceVar(&o.Roles, "role", nil, "service roles as name=role (scorer, ledger, grader, proxy, target)")
+	fl.StringVar(&o.Tooling, "tooling", "", "tooling level to report in the profile: T0, T1 or T2")
+	fl.BoolVar(&o.NoColor, "no-color", false, "never colour the text output")
+	return cmd
+}
+
+func runLint(f *factory, o *lintOptions) error {
+	failOn, err := catalog.ParseSeverity(o.FailOn)
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	format, err := spec.ParseFormat(o.Format)
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	out := strings.ToLower(o.Output)
+	if out != "text" && out != "json" && out != "sarif" {
+		return exitWith(2, fmt.Sprintf("unknown --output %q (want text, json or sarif)", o.Output))
+	}
+	opts := spec.Options{Format: format, EngineVersion: o.Engine, AgentServices: o.Agents, Tooling: o.Tooling, Roles: map[string]string{}}
+	for _, r := range o.Roles {
+		name, role, ok := strings.Cut(r, "=")
+		if !ok {
+			return exitWith(2, fmt.Sprintf("--role %q: want name=role", r))
+		}
+		opts.Roles[name] = role
+	}
+	var results []spec.Result
+	var inputErrs []string
+	for _, path := range o.Files {
+		res, err := spec.LintFile(path, opts)
+		if err != nil {
+			inputErrs = append(inputErrs, err.Error())
+			continue
+		}
+		results = append(results, res)
+	}
+	switch out {
+	case "json":
+		err = report.JSON(f.Out, results)
+	case "sarif":
+		err = report.SARIF(f.Out, results, report.SARIFOptions{Version: "dev"})
+	default:
+		err = report.Text(f.Out, results, report.TextOptions{Color: o.useColor})
+	}
+	if err != nil {
+		return err
+	}
+	if len(inputErrs) > 0 {
+		return exitWith(2, strings.Join(inputErrs, "\n"))
+	}
+	for _, r := range results {
+		if r.CountAtLeast(failOn) > 0 {
+			return exitWith(1, "")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+)
+
+func init() { registerCommand(newLsCmd) }
+
+type lsOptions struct {
+	Output  string
+	Backend string
+	Wait    time.Duration
+	Now     func() time.Time
+}
+
+type lsResult struct {
+	Sandboxes []backends.Sandbox  `json:"sandboxes"`
+	Backends  []supervisor.Health `json:"backends"`
+}
+
+func newLsCmd(f *factory) *cobra.Command {
+	opts := &lsOptions{Now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List live sandboxes across every configured backend",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			s, err := f.ReadySupervisor(cmd.Context(), opts.Wait)
+			if err != nil {
+				return err
+			}
+			return runLs(cmd.Context(), f, s, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVar(&opts.Backend, "backend", "", "only this backend kind (docker, k8s, pve) or name (docker:default)")
+	cmd.Flags().DurationVar(&opts.Wait, "wait", 5*time.Second, "how long to wait for slow backends")
+	return cmd
+}
+
+func runLs(_ context.Context, f *factory, s *supervisor.Supervisor, opts *lsOptions) error {
+	res := lsResult{Sandboxes: []backends.Sandbox{}, Backends: s.Health()}
+	for _, sb := range s.Fleet() {
+		if opts.Backend != "" && string(sb.Backend) != opts.Backend && sb.Endpoint != opts.Backend {
+			continue
+		}
+		res.Sandboxes = append(res.Sandboxes, sb)
+	}
+	if opts.Output == "json" {
+		return writeJSON(f.Out, res)
+	}
+	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tSANDBOX\tTASK\tSTATUS\tMEMBERS\tAGE\tSEV\tID")
+	for _, sb := range res.Sandboxes {
+		running := 0
+		for _, m := range sb.Members {
+			if m.Running {
+				running++
+			}
+		}
+		sev := "-"
+		if w := sb.WorstSeverity(); w > backends.SeverityNone {
+			sev = w.String()
+		}
+		name := sb.Name
+		if !sb.Actionable {
+			name += " (not a sandbox)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", sb.Backend, name, dash(sb.Task), sb.Status, running, len(sb.Members),
+			shortAge(opts.Now(), sb.Created), sev, sb.ID)
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
+
+func shortAge(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

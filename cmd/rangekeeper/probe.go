@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/spf13/cobra"
+
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/docker"
+	"github.com/rangekeeper/rangekeeper/probe"
+	"github.com/rangekeeper/rangekeeper/probe/verdict"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+)
+
+func init() { registerCommand(newProbeCmd) }
+
+type probeOptions struct {
+	Sandboxes []string
+	Output    string
+	Member    string
+	Versions  verdict.Versions
+	Timeout   time.Duration
+}
+
+func newProbeCmd(f *factory) *cobra.Command {
+	o := &probeOptions{}
+	cmd := &cobra.Command{
+		Use:   "probe SANDBOX...",
+		Short: "Run the non-destructive escape probe inside sandboxes and give a verdict per escape class",
+		Long: `Copy the static rangekeeper-probe into a sandbox member, verify it by SHA-256, run it, remove it,
+and merge its report with the backend's live posture into a verdict per SandboxEscapeBench class.
+The probe only reads, never exploits, and opens sockets only to the targets in the config's
+probe: section. Results are kept in the state file's probe history.
+
+SANDBOX is a sandbox ID (docker:default/<project>) or a name (the compose project).
+Exit status: 0 nothing CRITICAL, 1 a class exposed at CRITICAL, 2 bad input or backend error,
+3 a sandbox could not be probed (and nothing CRITICAL).`,
+		Args:          cobra.MinimumNArgs(1),
+		SilenceUsage:  true, // exit statuses carry meaning; usage only for flag errors
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Sandboxes = args
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return runProbeCmd(ctx, f, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.Output, "output", "o", "text", "output: text or json")
+	fl.StringVar(&o.Member, "member", "", "member (service, container) to probe (default: Inspect's default)")
+	fl.StringVar(&o.Versions.Runc, "runc-version", "", "host runc version (Docker: read from the engine when empty)")
+	fl.StringVar(&o.Versions.Kernel, "kernel-version", "", "host kernel release (default: what the probe sees)")
+	fl.StringVar(&o.Versions.CRIO, "crio-version", "", "CRI-O version of the node")
+	fl.StringVar(&o.Versions.Kubectl, "kubectl-version", "", "kubectl version the harness copies files with")
+	fl.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "per-sandbox timeout")
+	return cmd
+}
+
+// probeOutcome is one sandbox's result in the command's output.
+type probeOutcome struct {
+	Report   probe.Report   `json:"report"`
+	Previous *time.Time     `json:"previous,omitempty"`
+	Changes  []probe.Change `json:"changes,omitempty"`
+	Error    string         `json:"error,omitempty"`
+}
+
+func runProbeCmd(ctx context.Context, f *factory, o *probeOptions) error {
+	out := strings.ToLower(o.Output)
+	if out != "text" && out != "json" {
+		return exitWith(2, fmt.Sprintf("unknown --output %q (want text or json)", o.Output))
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	bin, _, err := probe.Binary()
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	db, err := f.State()
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	layer, sup, err := f.Actions(ctx)
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	ids, err := resolveSandboxes(sup.Fleet(), o.Sandboxes)
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	targets := probe.TargetsFrom(cfg.Probe)
+	var results []probeOutcome
+	for _, id := range ids {
+		var oc probeOutcome
+		req := action.Request{Action: backends.ActionProbe, SandboxID: id, Params: map[string]string{"member": o.Member}}
+		err := layer.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
+			ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+			defer cancel()
+			ex, _ := b.(backends.Executor)
+			cp, _ := b.(backends.Copier)
+			res, err := probe.RunWith(ctx, ex, cp, sb.ID, o.Member, bin, targets, probe.Options{})
+			if err != nil {
+				return err
+			}
+			rep := probe.Assess(res, sb.Findings, nil, hostVersions(ctx, b, o.Versions))
+			if prev, err := probe.History(db, sb.ID, 1); err == nil && len(prev) == 1 {
+				t := prev[0].Time
+				oc.Previous, oc.Changes = &t, probe.Diff(prev[0], rep)
+			}
+			oc.Report = rep
+			if err := probe.Save(db, rep); err != nil {
+				return err
+			}
+			if !rep.Probed() {
+				return errors.New(res.CouldNotProbe)
+			}
+			return nil
+		})
+		if err != nil {
+			oc.Error = err.Error()
+			if oc.Report.SandboxID == "" {
+				oc.Report.SandboxID = id
+			}
+		}
+		results = append(results, oc)
+	}
+	if out == "json" {
+		enc := json.NewEncoder(f.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range results {
+			writeProbeText(f.Out, r)
+		}
+	}
+	return probeExit(results)
+}
+
+// probeExit: 1 when a class is exposed at CRITICAL, else 3 when a sandbox went unprobed, else 2
+// on other errors.
+func probeExit(results []probeOutcome) error {
+	var critical, unprobed, failed []string
+	for _, r := range results {
+		switch {
+		case r.Report.Critical():
+			critical = append(critical, r.Report.SandboxID)
+		case r.Report.Result.CouldNotProbe != "":
+			unprobed = append(unprobed, r.Report.SandboxID)
+		case r.Error != "":
+			failed = append(failed, r.Report.SandboxID+": "+r.Error)
+		}
+	}
+	switch {
+	case len(critical) > 0:
+		return exitWith(1, fmt.Sprintf("exposed at CRITICAL: %s", strings.Join(critical, ", ")))
+	case len(failed) > 0:
+		return exitWith(2, strings.Join(failed, "; "))
+	case len(unprobed) > 0:
+		return exitWith(3, fmt.Sprintf("could not probe: %s", strings.Join(unprobed, ", ")))
+	}
+	return nil
+}
+
+// resolveSandboxes maps each argument to one sandbox ID: an exact ID, or a unique name.
+func resolveSandboxes(fleet []backends.Sandbox, args []string) ([]string, error) {
+	var ids []string
+	for _, a := range args {
+		var match []string
+		for _, sb := range fleet {
+			if sb.ID == a {
+				match = []string{sb.ID}
+				break
+			}
+			if sb.Name == a || strings.HasSuffix(sb.ID, "/"+a) {
+				match = append(match, sb.ID)
+			}
+		}
+		switch len(match) {
+		case 0:
+			return nil, fmt.Errorf("%s: %w", a, backends.ErrNotFound)
+		case 1:
+			ids = append(ids, match[0])
+		default:
+			sort.Strings(match)
+			return nil, fmt.Errorf("%s is ambiguous: %s (use the full ID)", a, strings.Join(match, ", "))
+		}
+	}
+	return ids, nil
+}
+
+// hostVersions fills versions the sandbox cannot see from the backend where it exposes them
+// (Docker: the engine's runc component).
+func hostVersions(ctx context.Context, b backends.Backend, given verdict.Versions) verdict.Versions {
+	d, ok := b.(*docker.Backend)
+	if !ok || given.Runc != "" && given.Engine != "" {
+		return given
+	}
+	vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v, err := d.Client().ServerVersion(vctx, client.ServerVersionOptions{})
+	if err != nil {
+		return given
+	}
+	if given.Engine == "" {
+		given.Engine = v.Version
+	}
+	for _, c := range v.Components {
+		if strings.EqualFold(c.Name, "runc") && given.Runc == "" {
+			given.Runc = c.Version
+		}
+	}
+	return given
+}
+
+func writeProbeText(w io.Writer, r probeOutcome) {
+	rep := r.Report
+	fmt.Fprintf(w, "%s", rep.SandboxID)
+	if rep.Member != "" {
+		fmt.Fprintf(w, " (%s)", rep.Member)
+	}
+	fmt.Fprintln(w)
+	if r.Error != "" && rep.Probed() {
+		fmt.Fprintf(w, "  error: %s\n", r.Error)
+	}
+	if rep.Result.CouldNotProbe != "" || rep.Verdicts.Classes == nil {
+		why := rep.Result.CouldNotProbe
+		if why == "" {
+			why = "could not probe: " + r.Error
+		}
+		fmt.Fprintf(w, "  %s\n\n", why)
+		return
+	}
+	fmt.Fprintf(w, "  %s\n", rep.Summary())
+	if r.Previous != nil {
+		fmt.Fprintf(w, "  previous run %s: %d change(s)\n", r.Previous.UTC().Format(time.RFC3339), len(r.Changes))
+		for _, c := range r.Changes {
+			fmt.Fprintf(w, "    %s\n", c.Description)
+		}
+	}
+	for _, v := range rep.Verdicts.Classes {
+		if v.Status == verdict.Mitigated || v.Status == verdict.NotApplicable {
+			continue
+		}
+		sev := ""
+		if v.Severity > catalog.SeverityNone {
+			sev = strings.ToUpper(v.Severity.String())
+		}
+		ev := v.Note
+		if len(v.Evidence) > 0 {
+			ev = v.Evidence[0].Check + " " + v.Evidence[0].Value
+		}
+		fmt.Fprintf(w, "  %-11s %-24s %-9s %-8s %s\n", v.Class, v.Name, v.Status, sev, ev)
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/docker"
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/config"
+	"github.com/rangekeeper/rangekeeper/state"
+)
+
+// backendBuilder turns the config into backends of one family. Each family registers one, so
+// adding a backend never edits this file's callers.
+type backendBuilder func(f *factory, cfg *config.Config) ([]backends.Backend, error)
+
+var backendBuilders = []backendBuilder{dockerBackends}
+
+func dockerBackends(f *factory, cfg *config.Config) ([]backends.Backend, error) {
+	eps := cfg.Docker
+	if len(eps) == 0 {
+		eps = []config.DockerEndpoint{{}} // the environment's engine
+	}
+	var out []backends.Backend
+	for _, e := range eps {
+		b, err := docker.New(docker.Endpoint{Name: e.Name, Context: e.Context, Host: e.Host}, docker.Options{All: f.All})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Backends builds every configured backend once.
+func (f *factory) Backends() ([]backends.Backend, error) {
+	if f.backends != nil || f.backendsErr != nil {
+		return f.backends, f.backendsErr
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		f.backendsErr = err
+		return nil, err
+	}
+	var all []backends.Backend
+	var errs []error
+	for _, build := range backendBuilders {
+		bs, err := build(f, cfg)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		all = append(all, bs...)
+	}
+	for _, b := range f.extraBackends {
+		all = append(all, b)
+	}
+	for _, b := range all {
+		if c, ok := b.(backends.Closer); ok {
+			f.onClose(func() { c.Close() })
+		}
+	}
+	if len(all) == 0 && len(errs) > 0 {
+		f.backendsErr = errors.Join(errs...)
+		return nil, f.backendsErr
+	}
+	for _, err := range errs {
+		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", err)
+	}
+	f.backends = all
+	return all, nil
+}
+
+// Supervisor starts the supervisor once; it runs until the command ends.
+func (f *factory) Supervisor() (*supervisor.Supervisor, error) {
+	if f.sup != nil {
+		return f.sup, nil
+	}
+	bs, err := f.Backends()
+	if err != nil {
+		return nil, err
+	}
+	f.sup = supervisor.New(bs, supervisor.DefaultBackoff)
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := f.sup.Start(ctx)
+	f.onClose(func() { cancel(); wait() })
+	return f.sup, nil
+}
+
+// ReadySupervisor starts the supervisor and waits (bounded) for every backend's first answer,
+// reporting the ones that did not answer on stderr. One-shot commands use it.
+func (f *factory) ReadySupervisor(ctx context.Context, wait time.Duration) (*supervisor.Supervisor, error) {
+	s, err := f.Supervisor()
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for _, h := range s.WaitReady(wctx) {
+		why := h.LastError
+		if why == "" {
+			why = "no answer within " + wait.String()
+		}
+		fmt.Fprintf(f.ErrOut, "rangekeeper: %s unreachable: %s\n", h.Backend, why)
+	}
+	return s, nil
+}
+
+// Actions returns the action layer over the supervisor's fleet, journaled to the state file.
+func (f *factory) Actions(ctx context.Context) (*action.Layer, *supervisor.Supervisor, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := f.State()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := f.ReadySupervisor(ctx, 10*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	return action.New(s, db, cfg.ReadOnly || f.ReadOnly), s, nil
+}
+
+// saveInventory caches the fleet per backend so the next start paints instantly.
+func saveInventory(db *state.DB, s *supervisor.Supervisor) error {
+	by := map[string][]backends.Sandbox{}
+	for _, h := range s.Health() {
+		if h.State == supervisor.StateConnected {
+			by[h.Backend] = []backends.Sandbox{}
+		}
+	}
+	for _, sb := range s.Fleet() {
+		name := sb.ID
+		for b := range by {
+			if len(sb.ID) > len(b) && sb.ID[:len(b)+1] == b+"/" {
+				name = b
+			}
+		}
+		if _, ok := by[name]; ok {
+			by[name] = append(by[name], sb)
+		}
+	}
+	for b, sbs := range by {
+		if err := db.SaveInventory(state.InventoryRecord{Backend: b, Saved: time.Now().UTC(), Sandboxes: sbs}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

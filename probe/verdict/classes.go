@@ -1,0 +1,147 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rangekeeper/rangekeeper/probe/facts"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+)
+
+type class struct {
+	id, name     string
+	axis         catalog.Axis
+	rules        []string // live/spec rule IDs that expose the class (hardening.md §6.2)
+	probe        func(f *facts.Report, vs Versions, v *Verdict)
+	versionsOnly func(vs Versions, v *Verdict) // classes decidable without a probe report
+}
+
+func expose(v *Verdict, sev catalog.Severity, check, value string) {
+	v.Status = Exposed
+	if sev > v.Severity {
+		v.Severity = sev
+	}
+	v.Evidence = append(v.Evidence, Evidence{Source: "probe", Check: check, Value: value})
+}
+
+func mitigate(v *Verdict, check, value string) {
+	if v.Status != Exposed {
+		v.Status = Mitigated
+	}
+	v.Evidence = append(v.Evidence, Evidence{Source: "probe", Check: check, Value: value})
+}
+
+func notApplicable(v *Verdict, check, value string) {
+	v.Status = NotApplicable
+	v.Evidence = append(v.Evidence, Evidence{Source: "probe", Check: check, Value: value})
+}
+
+func fromVersions(v *Verdict, check, value string) {
+	v.Evidence = append(v.Evidence, Evidence{Source: "versions", Check: check, Value: value})
+}
+
+// sandboxedRuntime reports gVisor/Kata, which put a second kernel in front of host-kernel and
+// runc classes.
+func sandboxedRuntime(f *facts.Report, v *Verdict) bool {
+	switch {
+	case f.Runtime.GVisor:
+		mitigate(v, "P-ID-03", "gVisor runtime")
+		return true
+	case f.Runtime.Kata:
+		mitigate(v, "P-ID-03", "Kata runtime")
+		return true
+	}
+	return false
+}
+
+func capClass(bit int) func(f *facts.Report, _ Versions, v *Verdict) {
+	return func(f *facts.Report, _ Versions, v *Verdict) {
+		name := facts.CapName(bit)
+		ev := fmt.Sprintf("CapEff=%s (bit %d %s)", f.Caps.Effective.Hex, bit, name)
+		switch {
+		case f.Caps.Effective.Has(bit):
+			expose(v, catalog.SeverityCritical, "P-PRIV-01", ev+" present")
+		case f.Caps.Bounding.Has(bit) && (f.NoNewPrivs == nil || !*f.NoNewPrivs):
+			expose(v, catalog.SeverityHigh, "P-PRIV-01", fmt.Sprintf("CapBnd=%s keeps %s and no_new_privs is off: gainable via setuid or file caps", f.Caps.Bounding.Hex, name))
+		default:
+			mitigate(v, "P-PRIV-01", ev+" absent")
+		}
+	}
+}
+
+func kernelRelease(f *facts.Report, vs Versions) (version, string) {
+	rel := f.Kernel.Release
+	if vs.Kernel != "" {
+		rel = vs.Kernel
+	}
+	return parseVersion(rel), rel
+}
+
+// kernelClass is a kernel-CVE class: exposed when the kernel is in the vulnerable range and
+// the gate (a capability, a syscall) is open.
+func kernelClass(cve string, vulnerable func(version) bool, gate func(f *facts.Report) (bool, string)) func(*facts.Report, Versions, *Verdict) {
+	return func(f *facts.Report, vs Versions, v *Verdict) {
+		if sandboxedRuntime(f, v) {
+			return
+		}
+		kv, rel := kernelRelease(f, vs)
+		if !kv.ok {
+			v.Note = "kernel release unknown"
+			return
+		}
+		open, why := true, ""
+		if gate != nil {
+			open, why = gate(f)
+		}
+		if vulnerable(kv) && open {
+			expose(v, catalog.SeverityCritical, "P-KRN-10", fmt.Sprintf("kernel %s is in the %s range", rel, cve))
+			if why != "" {
+				v.Evidence = append(v.Evidence, Evidence{Source: "probe", Check: "gate", Value: why})
+			}
+			return
+		}
+		if vulnerable(kv) {
+			mitigate(v, "P-KRN-10", fmt.Sprintf("kernel %s is in the %s range but the gate is closed: %s", rel, cve, why))
+			return
+		}
+		mitigate(v, "P-KRN-10", fmt.Sprintf("kernel %s is outside the %s range", rel, cve))
+	}
+}
+
+func notReachableNet(results []facts.NetResult) (reachable []string, tested bool) {
+	for _, r := range results {
+		if r.Status == facts.NetReachable {
+			reachable = append(reachable, r.Target+viaSuffix(r))
+		}
+		if r.Status == facts.NetReachable || r.Status == facts.NetBlocked {
+			tested = true
+		}
+	}
+	return reachable, tested
+}
+
+func viaSuffix(r facts.NetResult) string {
+	if r.Via != "" {
+		return " via " + r.Via
+	}
+	return ""
+}
+
+func netClass(check string, sev catalog.Severity, pick func(n facts.Network) []facts.NetResult) func(*facts.Report, Versions, *Verdict) {
+	return func(f *facts.Report, _ Versions, v *Verdict) {
+		res := pick(f.Network)
+		reach, tested := notReachableNet(res)
+		switch {
+		case len(reach) > 0:
+			expose(v, sev, check, "reachable: "+strings.Join(reach, ", "))
+		case tested:
+			var blocked []string
+			for _, r := range res {
+				blocked = append(blocked, r.Target+viaSuffix(r)+" "+r.Detail)
+			}
+			mitigate(v, check, "blocked: "+strings.Join(blocked, ", "))
+		default:
+			v.Note = "not tested: no target configured"
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package spec
+
+import (
+	"regexp"
+	"strings"
+
+	units "github.com/docker/go-units"
+)
+
+// Compose resource (hardening.md §1.2) and tooling/secrets (§1.4) rules.
+
+var (
+	credNames = setOf("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "DIGITALOCEAN_ACCESS_TOKEN", "DOCKERHUB_PASSWORD", "FIREBASE_TOKEN", "CI_DEPLOY_PASSWORD", "GOOGLE_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "HEROKU_API_KEY", "AWS_CONFIG_FILE", "HF_TOKEN_PATH", "GOOGLE_APPLICATION_CREDENTIALS")
+	// Model-API, cloud, registry and VCS credentials are CRITICAL on the agent.
+	critCredRE  = regexp.MustCompile(`(?i)^(AWS_|AZURE_|GOOGLE_|GCP_|GH_|GITHUB_|GITLAB_|OPENAI_|ANTHROPIC_|HF_|HUGGING|GEMINI_|MISTRAL_|DOCKERHUB_|REGISTRY_|DIGITALOCEAN_)`)
+	credKeyRE   = regexp.MustCompile(`(?i)(secret|password|passwd|pwd|token|jwt|bearer|credential|api_?key|private_?key)`)
+	credValueRE = regexp.MustCompile(`BEGIN [A-Z ]*PRIVATE KEY|eyJhbGciO|(?i:^bearer )|AKIA[0-9A-Z]{16}|ghp_[0-9A-Za-z]{36}|AIza[0-9A-Za-z\-_]{35}|xox[baprs]-[0-9A-Za-z]{10,48}|sk-[A-Za-z0-9_\-]{20,}`)
+	flagNameRE  = regexp.MustCompile(`(?i)(flag|answer|solution|score|grader|ledger)`)
+	digestRE    = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
+)
+
+// credential classifies an environment entry; the value is inspected but never reported.
+func credential(key, val string) (isCred, critical bool) {
+	k := strings.ToUpper(key)
+	if credNames[k] || credValueRE.MatchString(val) {
+		return true, critCredRE.MatchString(k) || credValueRE.MatchString(val)
+	}
+	if credKeyRE.MatchString(k) && !strings.HasSuffix(k, "_FILE") && !strings.HasSuffix(k, "_PATH") {
+		return true, critCredRE.MatchString(k)
+	}
+	return false, false
+}
+
+func memBytes(v any) (int64, bool) {
+	switch x := v.(type) {
+	case nil:
+		return 0, false
+	case string:
+		n, err := units.RAMInBytes(x)
+		return n, err == nil
+	}
+	f, ok := num(v)
+	return int64(f), ok
+}
+
+func init() {
+	register(
+		ruleDef{Rule: cr("CMP-R01", "No memory limit", med, axH,
+			"no memory limit: an agent memory bomb hits the host and co-tenants",
+			"set mem_limit (or deploy.resources.limits.memory)"),
+			check: func(c *ctx) {
+				c.composeServices(func(n string, s map[string]any) {
+					if s["mem_limit"] == nil && get(s, "deploy", "resources", "limits", "memory") == nil {
+						c.report("CMP-R01", svcPath(n), 0, "service %q has no memory limit", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("CMP-R02", "No CPU limit", low, axH,
+			"no CPU limit (cpu_shares alone is only a weight)",
+			"set cpus (or deploy.resources.limits.cpus)"),
+			check: func(c *ctx) {
+				c.composeServices(func(n string, s map[string]any) {
+					if s["cpus"] == nil && s["cpu_quota"] == nil && get(s, "deploy", "resources", "limits", "cpus") == nil {
+						c.report("CMP-R02", svcPath(n), 0, "service %q has no CPU limit", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("CMP-R03", "No PID limit", med, axH,
+			"no PID limit: a fork bomb exhausts the host's PIDs",
+			"set pids_limit (e.g. 256)"),
+			check: func(c *ctx) {
+				c.composeServices(func(n string, s map[string]any) {
+					v := s["pids_limit"]
+					if v == nil {
+						v = get(s, "deploy", "resources", "limits", "pids")
+					}
+					if f, ok := num(v); !ok || f <= 0 {
+						c.report("CMP-R03", svcPath(n, "pids_limit"), 0, "service %q has no PID limit", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("CMP-R04", "Swap allowed", low, axH,
+			"memswap_limit unset or above the memory limit: the service can swap",
+			"set memswap_limit equal to mem_limit"),
+			check: func(c *ctx) {
+				c.composeServices(func(n string, s map[string]any) {
+					mem, okm := memBytes(s["mem_limit"])
+					if !okm {
+						mem, okm = memBytes(get(s, "deploy", "resources", "limits", "memory"))
+					}
+					swap, oks := memBytes(s["memswap_limit"])
+					if !okm {
+						return // CMP-R01 covers the missing limit
+					}
+					if !oks || swap < 0 || swap > mem {
+						c.report("CMP-R04", svcPath(n, "memswap_limit"), 0, "service %q may use swap beyond its memory limit", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("CMP-R05", "Raised ulimits", low, axH,
+			"ulimits raise nproc/nofile/memlock/core above defaults",
+			"remove the raised ulimits"),
+			check: func(c *ctx) {
+				c.composeServices(func(n string, s map[string]any) {
+					for _, k := range sortedKeys(getMap(s, "ulimits")) {
+						v := getMap(s, "ulimits")[k]
+						hi, _ := num(get(v, "hard"))
+						if single, ok := num(v); ok {
+							hi = single
+						}
+						if sv, ok := num(get(v, "single")); ok {
+							hi = sv
+						}
+						raised := false
+						switch k {
+						case "memlock", "core":
+							raised = hi != 0
+						case "nproc", "nofile":
+							raised = hi < 0 || hi > 1048576
+						}
+						if raised {
+							c.report("CMP-R05", svcPath(n, "ulimits", k), 0, "service %q raises ulimit %s", n, k)
+						}
+					}
+				})
+			}},
+		ruleDef{Rule: cr("CMP-R06", "Unbounded tmpfs / shm", low, axH,
+			"tmpfs without size= (or without noexec), or a very large shm_size; tmpfs counts against memory",
+			"give every tmpfs size= and noexec, keep shm_size small"),
+			check: func(c *ctx) {
+				c.composeServices(func(n string, s map[string]any) {
+					for i, t := range strList(s["tmpfs"]) {
+						if !strings.Contains(t, "size=") || !strings.Contains(t, "noexec") {
+							c.report("CMP-R06", svcPath(n, "tmpfs", i), 0, "service %q has tmpfs %q without size= or noexec", n, t)
+						}
+					}
+					for i, raw := range getList(s, "volumes") {
+						if getString(raw, "type") == "tmpfs" && get(raw, "tmpfs", "size") == nil {
+							c.report("CMP-R06", svcPath(n, "volumes", i), 0, "service %q has a tmpfs volume without a size", n)
+						}
+					}
+					if b, ok := memBytes(s["shm_size"]); ok && b > 1<<30 {
+						c.report("CMP-R06", svcPath(n, "shm_size"), 0, "service %q sets shm_size above 1 GiB", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("CMP-R07", "Agent restarts forever", low, axH,
+			"restart: always/unless-stopped on the agent masks kills and crash loops",
+			"use restart: \"no\" (Inspect manages the lifecycle) or on-failure:5"),
+			check: func(c *ctx) {
+				for _, a := range c.compose.agentNames() {
+					if r := getString(c.compose.services[a], "restart"); r == "always" || r == "unless-stopped" {
+						c.report("CMP-R07", svcPath(a, "restart"), 0, "agent %q has restart: %s", a, r)
+					}
+				}
+			}},
+		ruleDef{Rule: cr("CMP-R08", "No init process", info, axH,
+			"init: true is absent: no zombie reaping if the agent spawns many children",
+			"set init: true"),
+			check: func(c *ctx) {
+				for _, a := range c.compose.agentNames() {
+					if b, _ := getBool(c.compose.services[a], "init"); !b {
+						c.report("CMP-R08", svcPath(a, "init"), 0, "agent %q has no init process", a)
+					}
+				}
+			}},
+		ruleDef{Rule: cr("CMP-R09", "No healthcheck", info, axH,
+			"the agent has no healthcheck",
+			"add a healthcheck"),
+			check: func(c *ctx) {
+				for _, a := range c.compose.agentNames() {
+					if c.compose.services[a]["healthcheck"] == nil {
+						c.report("CMP-R09", svcPath(a), 0, "agent %q has no healthcheck", a)
+					}
+				}
+			}},
+		ruleDef{Rule: cr("CMP-T01", "Credentials in the environment", crit, axT,
+			"a credential is in a service's environment; anything in the agent's env is the agent's",
+			"remove the variable; keep model and cloud credentials in the harness outside the sandbox"),
+			check: func(c *ctx) {
+				c.composeServices(func(n string, s map[string]any) {
+					env := getMap(s, "environment")
+					for _, k := range sortedKeys(env) {
+						isCred, critical := credential(k, getString(env, k))
+						if !isCred {
+							continue
+						}
+						sev, who := med, "service"
+						if c.compose.agents[n] {
+							sev, who = high, "agent"
+							if critical {
+								sev = crit
+							}
+						}
+						c.report("CMP-T01", svcPath(n, "environment", k), sev, "%s %q has credential variable %s in its environment", who, n, k)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("CMP-T02", "Scoring material granted to the agent", high, axT,
+			"a secret/config given to the agent is shared with the scoring plane or named like a flag/answer",
+			"do not grant scoring secrets or configs to the agent"),
+			check: func(c *ctx) {
+				for _, kind := range []string{"secrets", "configs"} {
+					scoring := map[string]bool{}
+					for _, n := range c.compose.order {
+						if c.compose.isScoring(n) {
+							for _, raw := range getList(c.compose.services[n], kind) {
+								scoring[getString(raw, "source")] = true
+							}
+						}
+					}
+					for _, a := range c.compose.agentNames() {
+						for i, raw := range getList(c.compose.services[a], kind) {
+							src := getString(raw, "source")
+							if scoring[src] || flagNameRE.MatchString(src) {
+								c.report("CMP-T02", svcPath(a, kind, i), 0, "agent %q is granted %s %q (scoring material)", a, strings.TrimSuffix(kind, "s"), src)
+							}
+						}
+					}
+				}
+			}},
+		ruleDef{Rule: cr("CMP-T03", "Volume shared across the trust boundary", info, axT,
+			"a named volume (or volumes_from) is shared between the agent and another service: a tamper/plant channel",
+			"do not share volumes between the agent and other services"),
+			check: func(c *ctx) {
+				for _, a := range c.compose.agentNames() {
+					mine := map[string]int{}
+					for i, raw := range getList(c.compose.services[a], "volumes") {
+						if getString(raw, "type") == "volume" && getString(raw, "source") != "" {
+							mine[getString(raw, "source")] = i
+						}
+					}
+					for i, vf := range strList(c.compose.services[a]["volumes_from"]) {
+						c.report("CMP-T03", svcPath(a, "volumes_from", i), high, "agent %q mounts the volumes of %q", a, vf)
+					}
+					for _, n := range c.compose.order {
+						if n == a {
+							continue
+						}
+						for _, raw := range getList(c.compose.services[n], "volumes") {
+							src := getString(raw, "source")
+							if i, ok := mine[src]; ok && getString(raw, "type") == "volume" {
+								sev := info
+								if c.compose.isScoring(n) {
+									sev = high
+								}
+								c.report("CMP-T03", svcPath(a, "volumes", i), sev, "agent %q shares volume %q with %q", a, src, n)
+							}
+						}
+					}
+				}
+			}},
+		ruleDef{Rule: cr("CMP-T04", "Image not pinned", med, axT,
+			"the image is :latest/untagged (MEDIUM) or not pinned by digest (LOW): the range is not reproducible",
+			"pin the image by tag and @sha256 digest"),
+			check: func(c *ctx) {
+				c.composeServices(func(n string, s map[string]any) {
+					img := getString(s, "image")
+					if img == "" {
+						return
+					}
+					if digestRE.MatchString(img) {
+						return
+					}
+					name := img[strings.LastIndex(img, "/")+1:]
+					tag := ""
+					if i := strings.LastIndex(name, ":"); i >= 0 {
+						tag = name[i+1:]
+					}
+					if tag == "" || tag == "latest" {
+						c.report("CMP-T04", svcPath(n, "image"), med, "service %q uses image %s without a fixed tag", n, img)
+					} else if local, _ := getBool(s, "x-local"); !local {
+						c.report("CMP-T04", svcPath(n, "image"), low, "service %q image %s is not pinned by digest", n, img)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("CMP-T06", "Secrets in build args", high, axT,
+			"build args carry a credential: it is baked into image layers the agent can read",
+			"pass build secrets with build.secrets, never args"),
+			check: func(c *ctx) {
+				c.composeServices(func(n string, s map[string]any) {
+					args := getMap(s, "build", "args")
+					for _, k := range sortedKeys(args) {
+						if isCred, _ := credential(k, getString(args, k)); isCred {
+							c.report("CMP-T06", svcPath(n, "build", "args", k), 0, "service %q passes credential %s as a build arg", n, k)
+						}
+					}
+				})
+			}},
+		ruleDef{Rule: cr("CMP-T08", "Provider outputs injected into the agent", med, axT,
+			"the agent depends on a provider service whose outputs (URLs, API keys) Compose injects into it",
+			"do not make the agent depend on provider services"),
+			check: func(c *ctx) {
+				for _, a := range c.compose.agentNames() {
+					for _, dep := range sortedKeys(getMap(c.compose.services[a], "depends_on")) {
+						if c.compose.services[dep] != nil && c.compose.services[dep]["provider"] != nil {
+							c.report("CMP-T08", svcPath(a, "depends_on", dep), 0, "agent %q depends on provider service %q", a, dep)
+						}
+					}
+				}
+			}},
+	)
+}

@@ -1,0 +1,214 @@
+package spec
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
+)
+
+// agentEnvSchema is Inspect's agent-env chart values.schema.json (copied from
+// ../shared/k8s/agent-env/chart); the chart rejects values it does not validate against.
+//
+//go:embed agent-env.values.schema.json
+var agentEnvSchema []byte
+
+// agentEnvDefaults is the chart's values.yaml: Helm validates the schema against the defaults
+// merged with the user's values, so a values file only needs the keys it changes.
+//
+//go:embed agent-env.values.yaml
+var agentEnvDefaults []byte
+
+var (
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
+)
+
+func valuesSchema() (*jsonschema.Schema, error) {
+	schemaOnce.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(agentEnvSchema))
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("agent-env.values.schema.json", doc); err != nil {
+			schemaErr = err
+			return
+		}
+		schema, schemaErr = c.Compile("agent-env.values.schema.json")
+	})
+	return schema, schemaErr
+}
+
+// decodeYAML turns a YAML tree into JSON-shaped Go values (string keys only).
+func decodeYAML(doc *document) (map[string]any, error) {
+	top := topMapping(doc.root)
+	if top == nil {
+		return nil, &InputError{File: doc.name, Line: 1, Msg: "expected a YAML mapping at the top level"}
+	}
+	var v any
+	if err := top.Decode(&v); err != nil {
+		return nil, yamlError(doc.name, err)
+	}
+	m, _ := jsonShape(v).(map[string]any)
+	return m, nil
+}
+
+func jsonShape(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonShape(e)
+		}
+		return x
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = jsonShape(e)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = jsonShape(e)
+		}
+		return x
+	}
+	return v
+}
+
+// firstNull finds a null value: Helm drops nulls, so Inspect rejects values that contain them.
+func firstNull(n *yaml.Node, depth int) *yaml.Node {
+	if n == nil || depth > 200 {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return n
+	}
+	for _, c := range n.Content {
+		if f := firstNull(c, depth+1); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+func parseHelm(doc *document) error {
+	m, err := decodeYAML(doc)
+	if err != nil {
+		return err
+	}
+	if n := firstNull(topMapping(doc.root), 0); n != nil {
+		return &InputError{File: doc.name, Line: n.Line, Column: n.Column, Msg: "null value: Helm drops nulls and Inspect rejects them; use {} or remove the key"}
+	}
+	sch, err := valuesSchema()
+	if err != nil {
+		return &InputError{File: doc.name, Msg: "agent-env schema: " + err.Error()}
+	}
+	var defaults map[string]any
+	if err := yaml.Unmarshal(agentEnvDefaults, &defaults); err != nil {
+		return &InputError{File: doc.name, Msg: "agent-env defaults: " + err.Error()}
+	}
+	merged := helmMerge(dropNulls(jsonShape(defaults)).(map[string]any), m)
+	// Round-trip through JSON so numbers have the types the validator expects.
+	raw, err := json.Marshal(merged)
+	if err != nil {
+		return &InputError{File: doc.name, Line: 1, Msg: err.Error()}
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return &InputError{File: doc.name, Line: 1, Msg: err.Error()}
+	}
+	if err := sch.Validate(inst); err != nil {
+		return schemaError(doc, err)
+	}
+	doc.model = m
+	return nil
+}
+
+// schemaError reports the first (deepest, earliest-in-file) schema violation with its line.
+func schemaError(doc *document, err error) error {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return &InputError{File: doc.name, Line: 1, Msg: err.Error()}
+	}
+	type leaf struct {
+		pos Pos
+		loc string
+		msg string
+	}
+	var leaves []leaf
+	out := ve.BasicOutput()
+	for _, u := range out.Errors {
+		if u.Error == nil {
+			continue
+		}
+		var p Path
+		for _, s := range strings.Split(strings.TrimPrefix(u.InstanceLocation, "/"), "/") {
+			if s != "" {
+				p = append(p, strings.NewReplacer("~1", "/", "~0", "~").Replace(s))
+			}
+		}
+		leaves = append(leaves, leaf{doc.position(p), p.String(), u.Error.String()})
+	}
+	if len(leaves) == 0 {
+		return &InputError{File: doc.name, Line: 1, Msg: "values do not match the agent-env schema"}
+	}
+	// The deepest location is the most specific complaint; ties go to the earliest line.
+	sort.SliceStable(leaves, func(i, j int) bool {
+		if len(leaves[i].loc) != len(leaves[j].loc) {
+			return len(leaves[i].loc) > len(leaves[j].loc)
+		}
+		return leaves[i].pos.Line < leaves[j].pos.Line
+	})
+	l := leaves[0]
+	where := l.loc
+	if where == "" {
+		where = "top level"
+	}
+	return &InputError{File: doc.name, Line: l.pos.Line, Column: l.pos.Column, Msg: fmt.Sprintf("agent-env values schema: %s: %s", where, l.msg)}
+}
+
+// helmMerge overlays user values on chart defaults the way Helm coalesces them: maps merge
+// key by key, everything else (lists included) is replaced.
+func helmMerge(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		bm, bok := out[k].(map[string]any)
+		om, ook := v.(map[string]any)
+		if bok && ook {
+			out[k] = helmMerge(bm, om)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = dropNulls(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropNulls(e)
+		}
+	}
+	return v
+}

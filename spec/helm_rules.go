@@ -1,0 +1,350 @@
+package spec
+
+import (
+	"regexp"
+	"strings"
+)
+
+// agent-env values rules (hardening.md §2.4) and the pod-spec rules (§2.3) the chart passes
+// through from services.<name>.securityContext, volumes, resources, env and image.
+
+var (
+	privateDNSRE   = regexp.MustCompile(`(?i)(\.local|\.internal|\.test|\.example|\.invalid|\.lan|\.svc|\.localhost|\.home\.arpa)\.?$`)
+	frontingRE     = regexp.MustCompile(`(?i)(cloudfront|akamai|fastly|cloudflare|azureedge|googleusercontent|pypi|npmjs|github|githubusercontent|docker\.io|amazonaws)`)
+	hardenedRTs    = setOf("gvisor", "runsc", "kata", "kata-qemu", "kata-fc", "kata-clh")
+	pssBaselineCap = setOf("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT")
+	k8sCritHostRE  = regexp.MustCompile(`(^|/)(docker|containerd|crio)\.sock$|^/$|^/(proc|sys|dev|etc|var/lib/kubelet|var/lib/docker|var/run)(/|$)`)
+)
+
+// helmContainers runs fn for every container the chart renders for a service: the service
+// itself and its initContainers.
+func (c *ctx) helmContainers(fn func(svc string, base Path, ctr map[string]any, isInit bool)) {
+	svcs := getMap(c.doc.model, "services")
+	for _, n := range sortedKeys(svcs) {
+		s, _ := svcs[n].(map[string]any)
+		fn(n, P("services", n), s, false)
+		for i, ic := range getList(s, "initContainers") {
+			m, _ := ic.(map[string]any)
+			fn(n, P("services", n, "initContainers", i), m, true)
+		}
+	}
+}
+
+func helmIsAgent(svc string) bool { return svc == "default" }
+
+func init() {
+	register(
+		ruleDef{Rule: cr("HELM-N01", "Unrestricted egress", crit, axN,
+			"the values allow all internet egress (and unrestricted DNS, i.e. DNS exfiltration)",
+			"remove \"*\" / world / all / 0.0.0.0/0 and list the domains the task needs"),
+			check: func(c *ctx) {
+				for i, d := range strList(c.doc.model["allowDomains"]) {
+					if d == "*" {
+						c.report("HELM-N01", P("allowDomains", i), 0, `allowDomains contains "*": all internet and unrestricted DNS`)
+					}
+				}
+				for i, e := range strList(c.doc.model["allowEntities"]) {
+					if e == "world" || e == "all" {
+						c.report("HELM-N01", P("allowEntities", i), 0, "allowEntities contains %q: all internet", e)
+					}
+				}
+				for i, cidr := range strList(c.doc.model["allowCIDR"]) {
+					if cidr == "0.0.0.0/0" || cidr == "::/0" {
+						c.report("HELM-N01", P("allowCIDR", i), 0, "allowCIDR contains %s: all internet", cidr)
+					}
+				}
+			}},
+		ruleDef{Rule: cr("HELM-N02", "Egress allowed by domain", med, axN,
+			"egress is allowed to a domain (N1); wildcards and CDNs/package mirrors are domain-fronting risks",
+			"keep allowDomains to exact names the task needs; avoid wildcards and CDNs"),
+			check: func(c *ctx) {
+				for i, d := range strList(c.doc.model["allowDomains"]) {
+					switch {
+					case d == "*":
+					case strings.HasPrefix(d, "*."):
+						c.report("HELM-N02", P("allowDomains", i), 0, "allowDomains has wildcard %s (needs Cilium >= 1.18 SNI limiting)", d)
+					case frontingRE.MatchString(d):
+						c.report("HELM-N02", P("allowDomains", i), 0, "allowDomains allows %s, a CDN/mirror usable for domain fronting", d)
+					default:
+						c.report("HELM-N02", P("allowDomains", i), 0, "allowDomains allows egress to %s", d)
+					}
+				}
+			}},
+		ruleDef{Rule: cr("HELM-N03", "Extra egress ports", med, axN,
+			"allowDomainsPorts opens UDP/ANY or ports other than TCP 80/443 (UDP 443 enables QUIC)",
+			"remove the extra ports; the default is TCP 80/443"),
+			check: func(c *ctx) {
+				for i, raw := range getList(c.doc.model, "allowDomainsPorts") {
+					proto := strings.ToUpper(getString(raw, "protocol"))
+					port, _ := num(get(raw, "port"))
+					if proto == "" || proto == "ANY" || proto == "UDP" || (port != 80 && port != 443) {
+						c.report("HELM-N03", P("allowDomainsPorts", i), 0, "allowDomainsPorts opens %v/%s", port, firstNonEmpty(proto, "ANY"))
+					}
+				}
+			}},
+		ruleDef{Rule: cr("HELM-N04", "Cluster entities reachable", high, axN,
+			"allowEntities lets the agent reach the API server or nodes",
+			"remove kube-apiserver/host/remote-node/cluster from allowEntities"),
+			check: func(c *ctx) {
+				for i, e := range strList(c.doc.model["allowEntities"]) {
+					switch e {
+					case "kube-apiserver", "host", "remote-node", "cluster":
+						c.report("HELM-N04", P("allowEntities", i), 0, "allowEntities contains %q", e)
+					}
+				}
+			}},
+		ruleDef{Rule: cr("HELM-N05", "DNS records for public names", med, axN,
+			"the chart rewrites DNS for a public-looking name into the range; check it shadows no scorer or model API",
+			"use range-local names (e.g. *.internal) for additionalDnsRecords"),
+			check: func(c *ctx) {
+				svcs := getMap(c.doc.model, "services")
+				for _, n := range sortedKeys(svcs) {
+					for i, r := range strList(get(svcs[n], "additionalDnsRecords")) {
+						if strings.Contains(r, ".") && !privateDNSRE.MatchString(r) {
+							c.report("HELM-N05", P("services", n, "additionalDnsRecords", i), 0, "service %q adds DNS record %s, a public-looking name", n, r)
+						}
+					}
+				}
+			}},
+		ruleDef{Rule: cr("HELM-N06", "No network subsets with a scorer present", high, axN,
+			"networks: is undefined while a scorer-like service exists: every service in the release can talk to every other",
+			"define networks: so the agent and the scorer are in disjoint subsets"),
+			check: func(c *ctx) {
+				if len(getMap(c.doc.model, "networks")) > 0 {
+					return
+				}
+				svcs := getMap(c.doc.model, "services")
+				for _, n := range sortedKeys(svcs) {
+					if scoringNameRE.MatchString(n) {
+						c.report("HELM-N06", P("services", n), 0, "service %q looks like a scorer but no networks: separate it from the agent", n)
+					}
+				}
+			}},
+		ruleDef{Rule: cr("HELM-H01", "Sandboxed runtime turned off", high, axH,
+			"runtimeClassName runc/CLUSTER_DEFAULT drops the chart's gVisor default",
+			"remove runtimeClassName (the chart defaults to gvisor)"),
+			check: func(c *ctx) {
+				svcs := getMap(c.doc.model, "services")
+				for _, n := range sortedKeys(svcs) {
+					rt := getString(svcs[n], "runtimeClassName")
+					if rt != "" && !hardenedRTs[strings.ToLower(rt)] {
+						c.report("HELM-H01", P("services", n, "runtimeClassName"), 0, "service %q uses runtimeClassName %s instead of gvisor", n, rt)
+					}
+				}
+			}},
+		ruleDef{Rule: cr("HELM-H02", "CoreDNS security context overridden", med, axH,
+			"corednsSecurityContext overrides the chart's hardened default (non-root, read-only, RuntimeDefault, drop ALL)",
+			"remove corednsSecurityContext"),
+			check: func(c *ctx) {
+				sc := getMap(c.doc.model, "corednsSecurityContext")
+				if sc == nil {
+					return
+				}
+				if b, _ := getBool(sc, "privileged"); b || getString(sc, "runAsUser") == "0" || getString(sc, "allowPrivilegeEscalation") == "true" || len(sc) > 0 && getString(sc, "readOnlyRootFilesystem") == "false" {
+					c.report("HELM-H02", P("corednsSecurityContext"), high, "corednsSecurityContext weakens the DNS pod")
+					return
+				}
+				c.report("HELM-H02", P("corednsSecurityContext"), 0, "corednsSecurityContext overrides the hardened default")
+			}},
+		ruleDef{Rule: cr("HELM-T01", "Service-account token mounted", high, axT,
+			"automountServiceAccountToken: true exposes Kubernetes API credentials to sandbox code",
+			"remove automountServiceAccountToken (the chart default is false)"),
+			check: func(c *ctx) {
+				if b, _ := getBool(c.doc.model, "automountServiceAccountToken"); b {
+					c.report("HELM-T01", P("automountServiceAccountToken"), 0, "")
+				}
+			}},
+		ruleDef{Rule: cr("K8S-T02", "Default or powerful ServiceAccount", crit, axT,
+			"the agent uses the namespace's default ServiceAccount",
+			"use a dedicated ServiceAccount with no RBAC bindings, or none"),
+			check: func(c *ctx) {
+				if getString(c.doc.model, "serviceAccountName") == "default" {
+					c.report("K8S-T02", P("serviceAccountName"), 0, "serviceAccountName is the namespace's default ServiceAccount")
+				}
+			}},
+		ruleDef{Rule: cr("K8S-H01", "Privileged container", crit, axH,
+			"securityContext.privileged: true: host-root equivalent",
+			"remove privileged: true"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					if b, _ := getBool(m, "securityContext", "privileged"); b {
+						c.report("K8S-H01", P(base, "securityContext", "privileged"), 0, "service %q container is privileged", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-H03", "hostPath volume", high, axH,
+			"a hostPath volume exposes the node's filesystem",
+			"use emptyDir, a PVC or the chart's named volumes instead of hostPath"),
+			check: func(c *ctx) {
+				svcs := getMap(c.doc.model, "services")
+				for _, n := range sortedKeys(svcs) {
+					for i, v := range getList(svcs[n], "volumes") {
+						hp := getString(v, "hostPath", "path")
+						if hp == "" {
+							continue
+						}
+						sev := high
+						if k8sCritHostRE.MatchString(hp) {
+							sev = crit
+						}
+						c.report("K8S-H03", P("services", n, "volumes", i), sev, "service %q mounts hostPath %s", n, hp)
+					}
+				}
+			}},
+		ruleDef{Rule: cr("K8S-H04", "Dangerous capability added", crit, axH,
+			"capabilities.add grants an escape-grade capability or one outside the PSS baseline",
+			"remove the capability"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					for i, cp := range strList(get(m, "securityContext", "capabilities", "add")) {
+						k := normCap(cp)
+						switch {
+						case critCaps[k]:
+							c.report("K8S-H04", P(base, "securityContext", "capabilities", "add", i), crit, "service %q adds %s", n, k)
+						case !pssBaselineCap[k]:
+							c.report("K8S-H04", P(base, "securityContext", "capabilities", "add", i), high, "service %q adds %s (outside the PSS baseline)", n, k)
+						}
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-H05", "Capabilities not dropped", med, axH,
+			"capabilities.drop lacks ALL (Restricted PSS)",
+			"set securityContext.capabilities.drop: [ALL]"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					if !hasCap(get(m, "securityContext", "capabilities", "drop"), "ALL") {
+						c.report("K8S-H05", P(base, "securityContext"), 0, "service %q does not drop ALL capabilities", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-H06", "Privilege escalation allowed", med, axH,
+			"allowPrivilegeEscalation is not explicitly false",
+			"set securityContext.allowPrivilegeEscalation: false"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					if b, set := getBool(m, "securityContext", "allowPrivilegeEscalation"); !set || b {
+						c.report("K8S-H06", P(base, "securityContext"), 0, "service %q does not set allowPrivilegeEscalation: false", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-H07", "May run as root", med, axH,
+			"runAsNonRoot is not true (or runAsUser is 0)",
+			"set securityContext.runAsNonRoot: true and a non-zero runAsUser"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					nonRoot, _ := getBool(m, "securityContext", "runAsNonRoot")
+					if !nonRoot || getString(m, "securityContext", "runAsUser") == "0" {
+						c.report("K8S-H07", P(base, "securityContext"), 0, "service %q may run as root", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-H08", "Seccomp unconfined or unset", med, axH,
+			"seccompProfile is Unconfined (HIGH) or unset (MEDIUM)",
+			"set securityContext.seccompProfile.type: RuntimeDefault"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					switch t := getString(m, "securityContext", "seccompProfile", "type"); t {
+					case "Unconfined":
+						c.report("K8S-H08", P(base, "securityContext", "seccompProfile", "type"), high, "service %q runs seccomp Unconfined", n)
+					case "":
+						c.report("K8S-H08", P(base, "securityContext"), med, "service %q sets no seccomp profile", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-H11", "/proc unmasked", high, axH,
+			"procMount: Unmasked exposes kernel files Docker/containerd normally mask",
+			"remove procMount: Unmasked"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					if getString(m, "securityContext", "procMount") == "Unmasked" {
+						c.report("K8S-H11", P(base, "securityContext", "procMount"), 0, "service %q unmasks /proc", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-H17", "Writable root filesystem", med, axH,
+			"readOnlyRootFilesystem is not true",
+			"set securityContext.readOnlyRootFilesystem: true"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					if b, _ := getBool(m, "securityContext", "readOnlyRootFilesystem"); !b {
+						c.report("K8S-H17", P(base, "securityContext"), 0, "service %q has a writable root filesystem", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-R01", "No memory limit", med, axH,
+			"resources.limits.memory is missing",
+			"set resources.limits.memory"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					if get(m, "resources", "limits", "memory") == nil {
+						c.report("K8S-R01", P(base, "resources"), 0, "service %q has no memory limit", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-R02", "No CPU limit", low, axH,
+			"resources.limits.cpu is missing",
+			"set resources.limits.cpu"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					if get(m, "resources", "limits", "cpu") == nil {
+						c.report("K8S-R02", P(base, "resources"), 0, "service %q has no CPU limit", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-T03", "Credentials in the environment", high, axT,
+			"a credential is in a container's env; anything in the agent's env is the agent's",
+			"remove the variable; keep credentials in the harness"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					for i, e := range getList(m, "env") {
+						name := getString(e, "name")
+						if isCred, critical := credential(name, getString(e, "value")); isCred || get(e, "valueFrom", "secretKeyRef") != nil {
+							sev := high
+							if critical && helmIsAgent(n) {
+								sev = crit
+							}
+							c.report("K8S-T03", P(base, "env", i), sev, "service %q has credential variable %s", n, name)
+						}
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-T04", "Workload identity in the sandbox", high, axT,
+			"cloud workload-identity token files are wired into a container",
+			"remove AWS_WEB_IDENTITY_TOKEN_FILE / AZURE_FEDERATED_TOKEN_FILE"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					for i, e := range getList(m, "env") {
+						if name := getString(e, "name"); name == "AWS_WEB_IDENTITY_TOKEN_FILE" || name == "AZURE_FEDERATED_TOKEN_FILE" {
+							c.report("K8S-T04", P(base, "env", i), 0, "service %q gets %s", n, name)
+						}
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-T05", "Image not pinned", med, axT,
+			"the image is :latest/untagged (MEDIUM) or has no digest (LOW)",
+			"pin the image by tag and @sha256 digest"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					img := getString(m, "image")
+					if img == "" || digestRE.MatchString(img) {
+						return
+					}
+					name := img[strings.LastIndex(img, "/")+1:]
+					if i := strings.LastIndex(name, ":"); i < 0 || name[i+1:] == "latest" {
+						c.report("K8S-T05", P(base, "image"), med, "service %q uses image %s without a fixed tag", n, img)
+					} else {
+						c.report("K8S-T05", P(base, "image"), low, "service %q image %s is not pinned by digest", n, img)
+					}
+				})
+			}},
+	)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

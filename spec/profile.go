@@ -1,0 +1,157 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Profile is the AISI sandbox profile Tx.Hx.Nx (aisi-sandboxing Technical Guidance): tooling
+// T0 unrestricted execution, T1 restricted tools, T2 no execution; host H0 none, H1 local
+// containers, H2 remote containers (k8s), H3 remote VM (proxmox); network N0 full internet,
+// N1 pre-approved domains, N2 no external network.
+type Profile struct {
+	T            string   `json:"tooling"`
+	H            string   `json:"host"`
+	N            string   `json:"network"`
+	Why          []string `json:"why,omitempty"`
+	Incompatible []string `json:"incompatible,omitempty"`
+}
+
+// String renders the profile as T0.H1.N2.
+func (p Profile) String() string { return p.T + "." + p.H + "." + p.N }
+
+func init() {
+	register(ruleDef{Rule: cr("THN-001", "Incompatible T.H.N combination", high, axN,
+		"the spec's sandbox profile is a combination the AISI guidance marks incompatible",
+		"change the isolation tier or the network level (e.g. use k8s for pre-approved domains)")})
+}
+
+// classify derives the profile from the parsed spec and the rule context.
+func classify(doc *document, c *ctx) Profile {
+	p := Profile{T: "T0"}
+	if t := strings.ToUpper(c.opts.Tooling); t == "T0" || t == "T1" || t == "T2" {
+		p.T = t
+	}
+	switch doc.format {
+	case FormatCompose:
+		p.H = "H1"
+		if t := strings.ToUpper(getString(doc.model, "x-rangekeeper", "tooling")); c.opts.Tooling == "" && (t == "T1" || t == "T2") {
+			p.T = t
+		}
+		p.N, p.Why = composeNetworkLevel(c)
+	case FormatHelm:
+		p.H = "H2"
+		p.N, p.Why = helmNetworkLevel(doc.model)
+	case FormatProxmox, FormatQM, FormatPVEFirewall:
+		p.H = "H3"
+		p.N, p.Why = proxmoxNetworkLevel(doc)
+	}
+	switch {
+	case p.T == "T2" && p.H != "H0":
+		p.Incompatible = append(p.Incompatible, "T2 (no execution) needs no sandbox host: T2 with H1/H2/H3 is marked incompatible")
+	}
+	if p.H == "H0" && (p.N == "N1" || p.N == "N2") {
+		p.Incompatible = append(p.Incompatible, "H0 (no sandbox) cannot enforce N1/N2")
+	}
+	if p.H == "H1" && p.N == "N1" {
+		p.Incompatible = append(p.Incompatible, "H1 (local Docker) with N1 (pre-approved domains): domain allowlists are only enforced on k8s (H2)")
+	}
+	return p
+}
+
+func (c *ctx) profileFindings(p Profile) {
+	for _, why := range p.Incompatible {
+		c.reportAt("THN-001", Pos{1, 1}, "", 0, "profile %s: %s", p.String(), why)
+	}
+}
+
+func composeNetworkLevel(c *ctx) (string, []string) {
+	level, why := "N2", []string{}
+	for _, a := range c.compose.agentNames() {
+		s := c.compose.services[a]
+		nm := strings.ToLower(getString(s, "network_mode"))
+		switch {
+		case nm == "none":
+			why = append(why, fmt.Sprintf("agent %q has network_mode: none", a))
+			continue
+		case nm == "host":
+			return "N0", append(why, fmt.Sprintf("agent %q uses the host network", a))
+		case nm != "":
+			why = append(why, fmt.Sprintf("agent %q shares %s", a, nm))
+			continue
+		}
+		for _, net := range c.compose.serviceNetworks(a) {
+			if !c.compose.networkInternal(net) {
+				return "N0", append(why, fmt.Sprintf("agent %q is on non-internal network %q", a, net))
+			}
+		}
+		env := getMap(s, "environment")
+		for _, k := range sortedKeys(env) {
+			if u := strings.ToUpper(k); u == "HTTP_PROXY" || u == "HTTPS_PROXY" || u == "ALL_PROXY" {
+				level = "N1"
+				why = append(why, fmt.Sprintf("agent %q egresses through proxy variable %s", a, k))
+			}
+		}
+		if level == "N2" {
+			why = append(why, fmt.Sprintf("agent %q is only on internal networks", a))
+		}
+	}
+	return level, why
+}
+
+func helmNetworkLevel(v map[string]any) (string, []string) {
+	domains, entities, cidrs := strList(v["allowDomains"]), strList(v["allowEntities"]), strList(v["allowCIDR"])
+	for _, d := range domains {
+		if d == "*" {
+			return "N0", []string{`allowDomains contains "*"`}
+		}
+	}
+	for _, e := range entities {
+		if e == "world" || e == "all" {
+			return "N0", []string{"allowEntities contains " + e}
+		}
+	}
+	for _, c := range cidrs {
+		if c == "0.0.0.0/0" || c == "::/0" {
+			return "N0", []string{"allowCIDR contains " + c}
+		}
+	}
+	if len(domains)+len(cidrs) > 0 {
+		return "N1", []string{fmt.Sprintf("%d allowed domains, %d allowed CIDRs", len(domains), len(cidrs))}
+	}
+	return "N2", []string{"no allowDomains, allowCIDR or world entities"}
+}
+
+func proxmoxNetworkLevel(doc *document) (string, []string) {
+	switch doc.format {
+	case FormatProxmox:
+		sdn := doc.model["sdn_config"]
+		if s, ok := sdn.(string); ok && s == "auto" || !hasKey(doc.model, "sdn_config") {
+			return "N0", []string{`sdn_config "auto" uses SNAT: VMs reach the internet`}
+		}
+		for _, vn := range getList(sdn, "vnet_configs") {
+			for _, sub := range getList(vn, "subnets") {
+				if b, _ := getBool(sub, "snat"); b {
+					return "N0", []string{"a subnet has snat: true"}
+				}
+			}
+		}
+		if sdn == nil {
+			return "N0", []string{"sdn_config: null attaches to pre-existing vnets whose egress is unknown"}
+		}
+		return "N2", []string{"SDN subnets without SNAT"}
+	case FormatQM:
+		for _, l := range doc.qm {
+			if strings.HasPrefix(l.key, "net") && qmNetIndexRE.MatchString(l.key) {
+				opts := qmOptions(l.value)
+				if opts["bridge"] == "" {
+					return "N0", []string{l.key + " has no bridge (user-mode NAT)"}
+				}
+			}
+		}
+		return "N2", []string{"no NAT NIC; egress depends on the bridge and firewall"}
+	}
+	return "N2", []string{"firewall file: network level comes from the VM config"}
+}
+
+func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }

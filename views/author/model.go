@@ -1,0 +1,542 @@
+// Package author is the spec-authoring screen: a guided flow that writes a Compose file,
+// agent-env Helm values or a Proxmox sandbox config, with hardening warnings beside the field
+// that causes them and the fix one key away. Linting, draft saves and file writes all run in
+// commands; Update never does I/O.
+package author
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rangekeeper/rangekeeper/spec"
+	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/tui/theme"
+)
+
+// DraftStore keeps drafts between sessions; *state.DB satisfies it.
+type DraftStore interface {
+	PutDraft(state.Draft) error
+}
+
+// Options configure the screen.
+type Options struct {
+	Drafts    DraftStore // nil: drafts are not kept
+	DraftName string     // key of the draft in the store; default "author"
+	Path      string     // existing spec to open; "" starts a new one from hardened defaults
+	Dir       string     // directory new files are proposed in; default "."
+	Width     int
+	Height    int
+	NoColor   bool
+	Embedded  bool          // true: q/esc sends ClosedMsg instead of quitting the program
+	Debounce  time.Duration // delay between the last edit and the lint; default 150ms
+	Lint      spec.Options  // lint context (engine version, roles)
+	// Observe, if set, receives every lint result from the lint command's goroutine (never
+	// from Update); tests and the fleet view's badge use it.
+	Observe func(spec.Result, error)
+}
+
+// ClosedMsg is sent when an embedded author screen is closed.
+type ClosedMsg struct{}
+
+type mode int
+
+const (
+	modeForm mode = iota
+	modeFile
+	modeSavePrompt
+	modeConfirmOverwrite
+)
+
+// Model is the author screen.
+type Model struct {
+	opts   Options
+	th     theme.Theme
+	mode   mode
+	prev   mode
+	draft  Draft
+	cursor int
+	edit   bool
+	buf    string
+
+	file     *openFile // modeFile: the existing spec being fixed
+	seq      int       // version of the content; lint results for older versions are dropped
+	result   spec.Result
+	lintErr  error
+	linted   bool
+	savePath string
+	status   string
+	width    int
+	height   int
+}
+
+// New builds the author screen.
+func New(opts Options) tea.Model { return newModel(opts) }
+
+func newModel(opts Options) *Model {
+	if opts.DraftName == "" {
+		opts.DraftName = "author"
+	}
+	if opts.Debounce == 0 {
+		opts.Debounce = 150 * time.Millisecond
+	}
+	if opts.Dir == "" {
+		opts.Dir = "."
+	}
+	m := &Model{opts: opts, draft: NewDraft(), width: opts.Width, height: opts.Height, th: theme.Pick("auto", true, opts.NoColor)}
+	if opts.Path != "" {
+		m.mode = modeFile
+		m.status = "opening " + opts.Path
+	}
+	return m
+}
+
+// Init lints the starting draft, or loads the file to open.
+func (m *Model) Init() tea.Cmd {
+	if m.opts.Path != "" {
+		return loadFile(m.opts.Path)
+	}
+	return m.lintNow()
+}
+
+// Result is the latest lint result (for the fleet view and tests).
+func (m *Model) Result() spec.Result { return m.result }
+
+// Content is the spec text the screen would save.
+func (m *Model) Content() string {
+	if m.file != nil {
+		return string(m.file.data)
+	}
+	return m.draft.Render()
+}
+
+func (m *Model) name() string {
+	if m.file != nil {
+		return m.file.path
+	}
+	return m.draft.DefaultFile()
+}
+
+func (m *Model) format() spec.Format {
+	if m.file != nil {
+		return m.file.format
+	}
+	return m.draft.Format()
+}
+
+// visible lists the fields that apply to the chosen backend.
+func (m *Model) visible() []field {
+	var out []field
+	for _, f := range fields {
+		if f.applies(m.draft["backend"]) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// changed bumps the content version and debounces the lint.
+func (m *Model) changed() tea.Cmd {
+	m.seq++
+	seq := m.seq
+	return tea.Tick(m.opts.Debounce, func(time.Time) tea.Msg { return lintTickMsg{seq} })
+}
+
+func (m *Model) lintNow() tea.Cmd {
+	return lintCmd(m.seq, m.name(), m.Content(), m.format(), m.opts)
+}
+
+// Update handles keys and command results.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case lintTickMsg:
+		if msg.seq == m.seq {
+			return m, m.lintNow()
+		}
+	case lintDoneMsg:
+		if msg.seq == m.seq {
+			m.result, m.lintErr, m.linted = msg.res, msg.err, true
+			if msg.draftErr != nil {
+				m.status = "draft not saved: " + msg.draftErr.Error()
+			}
+		}
+	case fileLoadedMsg:
+		if msg.err != nil {
+			m.status = msg.err.Error()
+			m.mode = modeForm
+			return m, m.lintNow()
+		}
+		m.file = msg.file
+		m.status = "opened " + msg.file.path
+		return m, m.lintNow()
+	case fileExistsMsg:
+		m.mode = modeConfirmOverwrite
+		m.status = msg.path + " exists: overwrite? (y/n)"
+	case fileWrittenMsg:
+		m.mode = m.prev
+		if msg.err != nil {
+			m.status = "not saved: " + msg.err.Error()
+		} else {
+			m.status = "saved " + msg.path
+			if m.file != nil {
+				m.file.path = msg.path
+			}
+		}
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) quit() tea.Cmd {
+	if m.opts.Embedded {
+		return func() tea.Msg { return ClosedMsg{} }
+	}
+	return tea.Quit
+}
+
+func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	s := k.String()
+	if s == "ctrl+c" {
+		return m, m.quit()
+	}
+	switch m.mode {
+	case modeSavePrompt:
+		switch s {
+		case "enter":
+			m.savePath = strings.TrimSpace(m.buf)
+			if m.savePath == "" {
+				return m, nil
+			}
+			return m, writeFile(m.savePath, m.Content(), false)
+		case "esc":
+			m.mode = m.prev
+			m.status = "save cancelled"
+		case "backspace":
+			m.buf = dropLast(m.buf)
+		default:
+			m.buf += k.Text
+		}
+		return m, nil
+	case modeConfirmOverwrite:
+		switch s {
+		case "y", "Y":
+			return m, writeFile(m.savePath, m.Content(), true)
+		case "n", "N", "esc":
+			m.mode = m.prev
+			m.status = "not overwritten"
+		}
+		return m, nil
+	}
+	if m.edit {
+		switch s {
+		case "enter":
+			f := m.visible()[m.cursor]
+			m.draft[f.key] = strings.TrimSpace(m.buf)
+			m.edit = false
+			return m, m.changed()
+		case "esc":
+			m.edit = false
+		case "backspace":
+			m.buf = dropLast(m.buf)
+		default:
+			m.buf += k.Text
+		}
+		return m, nil
+	}
+	switch s {
+	case "q", "esc":
+		return m, m.quit()
+	case "ctrl+s", "w":
+		m.prev = m.mode
+		m.mode = modeSavePrompt
+		m.buf = m.name()
+		if m.file == nil && m.opts.Dir != "." {
+			m.buf = strings.TrimSuffix(m.opts.Dir, "/") + "/" + m.draft.DefaultFile()
+		}
+		m.status = "save as (enter to write, esc to cancel)"
+		return m, nil
+	case "f":
+		return m, m.applyFix()
+	}
+	if m.mode == modeFile {
+		switch s {
+		case "up", "k":
+			m.cursor = max(m.cursor-1, 0)
+		case "down", "j":
+			m.cursor = min(m.cursor+1, max(len(m.result.Findings)-1, 0))
+		}
+		return m, nil
+	}
+	vis := m.visible()
+	switch s {
+	case "up", "k":
+		m.cursor = max(m.cursor-1, 0)
+	case "down", "j", "tab":
+		m.cursor = min(m.cursor+1, len(vis)-1)
+	case "n":
+		m.cursor = m.nextWarning()
+	case "space", "enter":
+		f := vis[m.cursor]
+		switch f.kind {
+		case kindBool:
+			if m.draft.on(f.key) {
+				m.draft[f.key] = "false"
+			} else {
+				m.draft[f.key] = "true"
+			}
+			return m, m.changed()
+		case kindChoice:
+			m.draft[f.key] = next(f.choices, m.draft[f.key])
+			if f.key == "backend" {
+				m.cursor = 0
+			}
+			return m, m.changed()
+		case kindText:
+			m.edit = true
+			m.buf = m.draft[f.key]
+		}
+	}
+	return m, nil
+}
+
+// applyFix applies the one-key fix of the warning beside the focused field (or, in file mode,
+// of the focused finding), falling back to the first fixable warning.
+func (m *Model) applyFix() tea.Cmd {
+	if m.mode == modeFile {
+		if len(m.result.Findings) == 0 || m.file == nil {
+			return nil
+		}
+		f := m.result.Findings[min(m.cursor, len(m.result.Findings)-1)]
+		data, err := fixFile(m.file, f)
+		if err != nil {
+			m.status = err.Error()
+			return nil
+		}
+		m.file.data = data
+		m.status = "fixed " + f.RuleID + " (comments kept)"
+		return m.changed()
+	}
+	focused := m.visible()[m.cursor].key
+	var pick *spec.Finding
+	for i, f := range m.result.Findings {
+		if !canFix(f) {
+			continue
+		}
+		if fieldOf(f) == focused {
+			pick = &m.result.Findings[i]
+			break
+		}
+		if pick == nil {
+			pick = &m.result.Findings[i]
+		}
+	}
+	if pick == nil {
+		m.status = "no warning with a one-key fix"
+		return nil
+	}
+	fixes[pick.RuleID].apply(m.draft)
+	m.status = "fixed " + pick.RuleID + ": " + pick.Fix
+	for i, f := range m.visible() {
+		if f.key == fieldOf(*pick) {
+			m.cursor = i
+		}
+	}
+	return m.changed()
+}
+
+func (m *Model) nextWarning() int {
+	vis := m.visible()
+	for step := 1; step <= len(vis); step++ {
+		i := (m.cursor + step) % len(vis)
+		for _, f := range m.result.Findings {
+			if fieldOf(f) == vis[i].key {
+				return i
+			}
+		}
+	}
+	return m.cursor
+}
+
+func next(choices []string, cur string) string {
+	for i, c := range choices {
+		if c == cur {
+			return choices[(i+1)%len(choices)]
+		}
+	}
+	return choices[0]
+}
+
+func dropLast(s string) string {
+	r := []rune(s)
+	if len(r) == 0 {
+		return s
+	}
+	return string(r[:len(r)-1])
+}
+
+// View renders the screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = !m.opts.Embedded
+	return v
+}
+
+func (m *Model) header() string {
+	what := "new " + string(m.format()) + " spec"
+	if m.file != nil {
+		what = m.file.path + " [" + string(m.file.format) + "]"
+	}
+	prof := "profile …"
+	if m.linted && m.lintErr == nil {
+		prof = "profile " + m.result.Profile.String()
+	}
+	return m.th.Title.Render("rangekeeper author") + "  " + what + "  " + prof
+}
+
+func (m *Model) render() string {
+	var b strings.Builder
+	b.WriteString(m.header() + "\n")
+	if m.mode == modeFile && m.file != nil {
+		m.renderFile(&b)
+	} else {
+		m.renderForm(&b)
+	}
+	b.WriteString("\n" + m.th.Dim.Render("Inspect: ") + m.draftSnippet() + "\n")
+	switch m.mode {
+	case modeSavePrompt:
+		b.WriteString("save as: " + m.buf + "_\n")
+	case modeConfirmOverwrite:
+		b.WriteString(m.th.Warn.Render("overwrite "+m.savePath+"? (y/n)") + "\n")
+	}
+	keys := "up/down move  space/enter change  f fix  n next warning  ctrl+s save  q quit"
+	if m.mode == modeFile {
+		keys = "up/down finding  f fix (keeps comments)  ctrl+s save  q quit"
+	}
+	b.WriteString(m.th.Dim.Render(keys) + "\n")
+	if m.status != "" {
+		b.WriteString(m.status + "\n")
+	}
+	return b.String()
+}
+
+func (m *Model) draftSnippet() string {
+	if m.file != nil {
+		switch m.file.format {
+		case spec.FormatHelm:
+			return fmt.Sprintf(`SandboxEnvironmentSpec(type="k8s", config=K8sSandboxEnvironmentConfig(values=Path(%q)))`, m.file.path)
+		case spec.FormatProxmox, spec.FormatQM, spec.FormatPVEFirewall:
+			return `SandboxEnvironmentSpec(type="proxmox", config=ProxmoxSandboxEnvironmentConfig(...))`
+		}
+		return fmt.Sprintf(`SandboxEnvironmentSpec(type="docker", config=%q)`, m.file.path)
+	}
+	return m.draft.Snippet(m.draft.DefaultFile())
+}
+
+func (m *Model) warningText(f spec.Finding) string {
+	sev := m.th.Severity(f.Severity).Render(strings.ToUpper(f.Severity.String()))
+	s := "! " + sev + " " + f.RuleID + " " + f.Message
+	fixable := canFix(f)
+	if m.mode == modeFile || m.file != nil {
+		_, fixable = composeNodeFixes[f.RuleID]
+		fixable = fixable && m.file != nil && m.file.format == spec.FormatCompose
+	}
+	if fixable {
+		s += "  [f] " + f.Fix
+	}
+	return s
+}
+
+func (m *Model) renderForm(b *strings.Builder) {
+	byField := map[string][]spec.Finding{}
+	var general []spec.Finding
+	for _, f := range m.result.Findings {
+		if k := fieldOf(f); k != "" {
+			byField[k] = append(byField[k], f)
+		} else {
+			general = append(general, f)
+		}
+	}
+	section := ""
+	for i, f := range m.visible() {
+		if f.section != section {
+			section = f.section
+			b.WriteString(m.th.Header.Render(section) + "\n")
+		}
+		cur := "  "
+		if i == m.cursor {
+			cur = "> "
+		}
+		val := m.draft[f.key]
+		if i == m.cursor && m.edit {
+			val = m.buf + "_"
+		}
+		if val == "" {
+			val = "-"
+		}
+		line := fmt.Sprintf("%s%-22s %s", cur, f.label, truncate(val, 40))
+		if i == m.cursor {
+			line = m.th.Selected.Render(line)
+		}
+		b.WriteString(line + "\n")
+		for _, w := range byField[f.key] {
+			b.WriteString("      " + m.warningText(w) + "\n")
+		}
+	}
+	switch {
+	case m.lintErr != nil:
+		b.WriteString(m.th.Err.Render("spec error: "+m.lintErr.Error()) + "\n")
+	case len(general) > 0:
+		b.WriteString(m.th.Header.Render("Whole spec") + "\n")
+		for _, w := range general {
+			b.WriteString("      " + m.warningText(w) + "\n")
+		}
+	case m.linted && len(m.result.Findings) == 0:
+		b.WriteString(m.th.OK.Render("no warnings") + "\n")
+	}
+}
+
+func (m *Model) renderFile(b *strings.Builder) {
+	lines := strings.Split(string(m.file.data), "\n")
+	byLine := map[int][]int{}
+	for i, f := range m.result.Findings {
+		byLine[f.Line] = append(byLine[f.Line], i)
+	}
+	budget := m.height - 8
+	if budget < 10 {
+		budget = 10
+	}
+	for n, l := range lines {
+		if budget <= 0 {
+			b.WriteString(m.th.Dim.Render("…") + "\n")
+			break
+		}
+		b.WriteString(m.th.Dim.Render(fmt.Sprintf("%4d ", n+1)) + l + "\n")
+		budget--
+		for _, i := range byLine[n+1] {
+			cur := "     "
+			if i == m.cursor {
+				cur = "   > "
+			}
+			b.WriteString(cur + m.warningText(m.result.Findings[i]) + "\n")
+			budget--
+		}
+	}
+	if m.lintErr != nil {
+		b.WriteString(m.th.Err.Render("spec error: "+m.lintErr.Error()) + "\n")
+	} else if m.linted && len(m.result.Findings) == 0 {
+		b.WriteString(m.th.OK.Render("no warnings") + "\n")
+	}
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

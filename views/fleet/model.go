@@ -1,0 +1,436 @@
+// Package fleet is the fleet screen: one live table of every sandbox across all backends, with a
+// backend health line, a debounced filter computed off the UI goroutine, sorting, grouping,
+// inline member expansion and multi-select. It renders only the visible rows.
+package fleet
+
+import (
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/tui/keys"
+	"github.com/rangekeeper/rangekeeper/tui/theme"
+)
+
+// FilterDebounce is how long typing must pause before a filter is computed.
+const FilterDebounce = 60 * time.Millisecond
+
+// UpdatesMsg carries a batch of supervisor updates into the UI.
+type UpdatesMsg []supervisor.Update
+
+// HealthMsg replaces the health line.
+type HealthMsg []supervisor.Health
+
+type filterTickMsg struct{ gen int }
+
+type computedMsg struct {
+	gen int
+	res Result
+}
+
+// Model is the fleet screen's state.
+type Model struct {
+	Keys  *keys.Map
+	Theme theme.Theme
+	Now   func() time.Time
+
+	store    *Store
+	health   []supervisor.Health
+	stale    map[string]string // backend → why its rows are stale
+	cursorID string
+	cursor   int
+	offset   int
+	width    int
+	height   int
+
+	filtering bool   // the filter input has focus
+	input     string // filter text being typed
+	filterErr string
+	gen       int // generation of the newest requested computation
+	computing bool
+
+	expanded map[string]bool
+	marked   map[string]bool
+	ReadOnly bool
+	Status   string // one-line message under the table
+}
+
+// New returns an empty fleet screen.
+func New(km *keys.Map, th theme.Theme) Model {
+	return Model{Keys: km, Theme: th, Now: time.Now, store: NewStore(), stale: map[string]string{},
+		expanded: map[string]bool{}, marked: map[string]bool{}}
+}
+
+// Store exposes the row store (read-only use by other views).
+func (m *Model) Store() *Store { return m.store }
+
+// SetSize sets the area the screen may draw in.
+func (m *Model) SetSize(w, h int) { m.width, m.height = w, h; m.clamp() }
+
+// Filtering reports whether the filter input has focus (the app then routes all keys here).
+func (m *Model) Filtering() bool { return m.filtering }
+
+// Selected is the row under the cursor, or nil.
+func (m *Model) Selected() *Row {
+	if m.cursor < 0 || m.cursor >= m.store.Len() {
+		return nil
+	}
+	return m.store.At(m.cursor)
+}
+
+// Marked returns the multi-selected sandbox IDs (or the cursor's, when none are marked).
+func (m *Model) Marked() []string {
+	var ids []string
+	for id := range m.marked {
+		if _, ok := m.store.Get(id); ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		if r := m.Selected(); r != nil {
+			ids = append(ids, r.SB.ID)
+		}
+	}
+	return ids
+}
+
+// ClearMarks empties the multi-selection.
+func (m *Model) ClearMarks() { m.marked = map[string]bool{} }
+
+// StaleReason says why a backend's rows are greyed ("" when live).
+func (m *Model) StaleReason(backend string) string { return m.stale[backend] }
+
+// Health returns the last health line.
+func (m *Model) Health() []supervisor.Health { return m.health }
+
+// ApplyUpdates folds supervisor updates into the store; it returns a command when a large reset
+// needs an off-goroutine recompute.
+func (m *Model) ApplyUpdates(us []supervisor.Update) tea.Cmd {
+	need := false
+	for _, u := range us {
+		if u.Health != nil {
+			m.setHealth(*u.Health)
+		}
+		if u.Event != nil {
+			if m.store.ApplyEvent(u.Backend, *u.Event) {
+				need = true
+			}
+		}
+	}
+	m.followCursor()
+	if need {
+		return m.compute(m.store.Query(), m.store.Order())
+	}
+	return nil
+}
+
+// SetHealthAll replaces the whole health line (at start, before any update).
+func (m *Model) SetHealthAll(hs []supervisor.Health) {
+	for _, h := range hs {
+		m.setHealth(h)
+	}
+}
+
+func (m *Model) setHealth(h supervisor.Health) {
+	found := false
+	for i := range m.health {
+		if m.health[i].Backend == h.Backend {
+			m.health[i] = h
+			found = true
+		}
+	}
+	if !found {
+		m.health = append(m.health, h)
+	}
+	switch h.State {
+	case supervisor.StateConnected:
+		if _, was := m.stale[h.Backend]; was {
+			delete(m.stale, h.Backend)
+			m.store.MarkBackend(h.Backend, false)
+		}
+	default:
+		why := string(h.State)
+		if h.LastError != "" {
+			why += ": " + h.LastError
+		}
+		m.stale[h.Backend] = why
+		m.store.MarkBackend(h.Backend, true)
+	}
+}
+
+// LoadCached paints the last known fleet of a backend before it answers; rows stay greyed until
+// the backend's first reset.
+func (m *Model) LoadCached(backend string, rows []*Row) {
+	for _, r := range rows {
+		m.store.Put(r)
+	}
+	if _, ok := m.stale[backend]; !ok {
+		m.stale[backend] = "cached: waiting for the backend"
+	}
+	m.followCursor()
+}
+
+func (m *Model) compute(q Query, o Order) tea.Cmd {
+	m.gen++
+	gen := m.gen
+	snap := m.store.Snapshot(q, o)
+	m.computing = true
+	return func() tea.Msg { return computedMsg{gen: gen, res: Compute(snap)} }
+}
+
+// Update handles keys and the screen's own messages.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case UpdatesMsg:
+		cmd := m.ApplyUpdates(msg)
+		return m, cmd
+	case HealthMsg:
+		m.SetHealthAll(msg)
+		return m, nil
+	case filterTickMsg:
+		if msg.gen != m.gen {
+			return m, nil // superseded by a later keystroke
+		}
+		q, err := ParseQuery(m.input)
+		if err != nil {
+			m.filterErr = err.Error()
+			return m, nil
+		}
+		m.filterErr = ""
+		return m, m.compute(q, m.store.Order())
+	case computedMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		m.computing = false
+		m.store.Install(msg.res)
+		m.followCursor()
+		return m, nil
+	case tea.KeyPressMsg:
+		if m.filtering {
+			return m.updateFilter(msg)
+		}
+		return m.updateKeys(msg)
+	}
+	return m, nil
+}
+
+func (m Model) updateFilter(msg tea.KeyPressMsg) (Model, tea.Cmd) {
+	switch msg.String() {
+	case "enter":
+		m.filtering = false
+		return m, nil
+	case "esc":
+		m.filtering = false
+		m.input = ""
+		m.filterErr = ""
+		return m, m.debounce()
+	case "backspace":
+		if r := []rune(m.input); len(r) > 0 {
+			m.input = string(r[:len(r)-1])
+		}
+		return m, m.debounce()
+	case "ctrl+u":
+		m.input = ""
+		return m, m.debounce()
+	}
+	if msg.Text != "" {
+		m.input += msg.Text
+		return m, m.debounce()
+	}
+	return m, nil
+}
+
+func (m *Model) debounce() tea.Cmd {
+	m.gen++
+	gen := m.gen
+	return tea.Tick(FilterDebounce, func(time.Time) tea.Msg { return filterTickMsg{gen: gen} })
+}
+
+// SetFilter applies a filter immediately (command mode, tests).
+func (m *Model) SetFilter(text string) tea.Cmd {
+	m.input = text
+	q, err := ParseQuery(text)
+	if err != nil {
+		m.filterErr = err.Error()
+		return nil
+	}
+	m.filterErr = ""
+	return m.compute(q, m.store.Order())
+}
+
+func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
+	k := m.Keys
+	page := max(1, m.tableHeight()-1)
+	switch {
+	case k.Is(msg, "filter"):
+		m.filtering = true
+		return m, nil
+	case k.Is(msg, "back"):
+		if m.input != "" {
+			m.input = ""
+			return m, m.SetFilter("")
+		}
+	case k.Is(msg, "up"):
+		m.move(-1)
+	case k.Is(msg, "down"):
+		m.move(1)
+	case k.Is(msg, "pageup"):
+		m.move(-page)
+	case k.Is(msg, "pagedown"):
+		m.move(page)
+	case k.Is(msg, "top"):
+		m.move(-m.store.Len())
+	case k.Is(msg, "bottom"):
+		m.move(m.store.Len())
+	case k.Is(msg, "expand"):
+		if r := m.Selected(); r != nil {
+			m.expanded[r.SB.ID] = !m.expanded[r.SB.ID]
+			m.clamp()
+		}
+	case k.Is(msg, "select"):
+		if r := m.Selected(); r != nil {
+			if m.marked[r.SB.ID] {
+				delete(m.marked, r.SB.ID)
+			} else {
+				m.marked[r.SB.ID] = true
+			}
+			m.move(1)
+		}
+	case k.Is(msg, "sort"):
+		o := m.store.Order()
+		o.Col = (o.Col + 1) % numColumns
+		return m, m.compute(m.store.Query(), o)
+	case k.Is(msg, "reverse"):
+		o := m.store.Order()
+		o.Desc = !o.Desc
+		return m, m.compute(m.store.Query(), o)
+	case k.Is(msg, "group"):
+		o := m.store.Order()
+		o.Group = (o.Group + 1) % numGroupings
+		return m, m.compute(m.store.Query(), o)
+	}
+	return m, nil
+}
+
+// SetOrder changes sort or grouping (command mode).
+func (m *Model) SetOrder(o Order) tea.Cmd { return m.compute(m.store.Query(), o) }
+
+func (m *Model) move(d int) {
+	n := m.store.Len()
+	if n == 0 {
+		m.cursor, m.cursorID = 0, ""
+		return
+	}
+	m.cursor = min(max(m.cursor+d, 0), n-1)
+	m.cursorID = m.store.At(m.cursor).SB.ID
+	m.clamp()
+}
+
+// followCursor keeps the cursor on the same sandbox after the index changed under it.
+func (m *Model) followCursor() {
+	if m.cursorID != "" {
+		if i := m.store.IndexOf(m.cursorID); i >= 0 {
+			m.cursor = i
+			m.clamp()
+			return
+		}
+	}
+	n := m.store.Len()
+	if n == 0 {
+		m.cursor, m.cursorID = 0, ""
+		return
+	}
+	m.cursor = min(max(m.cursor, 0), n-1)
+	m.cursorID = m.store.At(m.cursor).SB.ID
+	m.clamp()
+}
+
+// Select moves the cursor to a sandbox ID if it is shown.
+func (m *Model) Select(id string) bool {
+	if i := m.store.IndexOf(id); i >= 0 {
+		m.cursor, m.cursorID = i, id
+		m.clamp()
+		return true
+	}
+	return false
+}
+
+// clamp keeps the cursor's lines inside the visible window, walking at most one screen of rows.
+func (m *Model) clamp() {
+	h := m.tableHeight()
+	if h <= 0 {
+		return
+	}
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+		return
+	}
+	// Walk from offset to cursor, counting lines (rows, expanded members, group headers).
+	for m.offset < m.cursor && m.linesBetween(m.offset, m.cursor) > h {
+		m.offset++
+	}
+}
+
+// linesBetween counts display lines from row a through row b inclusive, stopping early past the
+// screen height so the cost is bounded by the screen, not the fleet.
+func (m *Model) linesBetween(a, b int) int {
+	lines, limit := 0, m.tableHeight()+1
+	groups := m.store.Groups()
+	for i := a; i <= b && lines <= limit; i++ {
+		if isGroupStart(groups, i) {
+			lines++
+		}
+		lines++
+		if i != b && m.expanded[m.store.At(i).SB.ID] {
+			lines += len(m.store.At(i).SB.Members)
+		}
+	}
+	if m.expanded[m.store.At(b).SB.ID] {
+		lines += len(m.store.At(b).SB.Members)
+	}
+	return lines
+}
+
+func isGroupStart(gs []groupStart, i int) bool {
+	lo, hi := 0, len(gs)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		switch {
+		case gs[mid].at == i:
+			return true
+		case gs[mid].at < i:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return false
+}
+
+func groupAt(gs []groupStart, i int) (groupStart, bool) {
+	lo, hi := 0, len(gs)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		switch {
+		case gs[mid].at == i:
+			return gs[mid], true
+		case gs[mid].at < i:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return groupStart{}, false
+}
+
+// tableHeight is the number of lines available for rows (screen minus title, health, header,
+// footer and status lines).
+func (m *Model) tableHeight() int { return m.height - 5 }
+
+// FilterText is the filter as typed.
+func (m *Model) FilterText() string { return m.input }
+
+func trimErr(s string) string { return strings.ReplaceAll(s, "\n", " ") }

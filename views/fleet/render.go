@@ -1,0 +1,285 @@
+package fleet
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+)
+
+// MinWidth and MinHeight are the smallest usable terminal; below it the app shows a notice.
+const (
+	MinWidth  = 60
+	MinHeight = 12
+)
+
+// layout holds column widths for one terminal width.
+type layout struct{ backend, name, task, status, members, age, sev int }
+
+func layoutFor(w int) layout {
+	l := layout{backend: 8, task: 13, status: 8, members: 7, age: 5, sev: 8}
+	if w >= 110 {
+		l.task = 22
+		l.backend = 14
+	}
+	fixed := 2 + l.backend + l.task + l.status + l.members + l.age + l.sev + 6
+	l.name = max(w-fixed, 8)
+	return l
+}
+
+// cell pads or cuts s to exactly w columns (ANSI-aware, so wide runes never break alignment).
+func cell(s string, w int) string {
+	if ansi.StringWidth(s) > w {
+		return ansi.Truncate(s, w, "~")
+	}
+	return s + strings.Repeat(" ", w-ansi.StringWidth(s))
+}
+
+// DisabledFunc tells why a binding is unavailable for the selected row ("" when available).
+type DisabledFunc func(binding string, r *Row) string
+
+// View renders the screen at its size. Its cost depends on the screen size, not the fleet size.
+func (m *Model) View(disabled DisabledFunc) string {
+	w, h := m.width, m.height
+	var b strings.Builder
+	b.Grow(w * h * 2)
+	b.WriteString(m.titleLine(w))
+	b.WriteByte('\n')
+	b.WriteString(m.healthLine(w))
+	b.WriteByte('\n')
+	l := layoutFor(w)
+	b.WriteString(m.Theme.Header.Render(cell(m.headerText(l), w)))
+	b.WriteByte('\n')
+	lines := m.tableLines(l, w, m.tableHeight())
+	for _, line := range lines {
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	for i := len(lines); i < m.tableHeight(); i++ {
+		b.WriteByte('\n')
+	}
+	b.WriteString(m.statusLine(w))
+	b.WriteByte('\n')
+	b.WriteString(m.footerLine(w, disabled))
+	return b.String()
+}
+
+func (m *Model) titleLine(w int) string {
+	o := m.store.Order()
+	dir := "asc"
+	if o.Desc {
+		dir = "desc"
+	}
+	left := m.Theme.Title.Render("rangekeeper")
+	info := fmt.Sprintf("  %d/%d sandboxes  sort:%s %s", m.store.Len(), m.store.Total(), strings.ToLower(o.Col.String()), dir)
+	if o.Group != GroupNone {
+		info += "  group:" + o.Group.String()
+	}
+	if m.input != "" && !m.filtering {
+		info += "  filter:" + m.input
+	}
+	if len(m.marked) > 0 {
+		info += fmt.Sprintf("  marked:%d", len(m.marked))
+	}
+	if m.computing {
+		info += "  (sorting...)"
+	}
+	right := ""
+	if m.ReadOnly {
+		right = m.Theme.Banner.Render(" READ-ONLY ")
+	}
+	space := w - ansi.StringWidth(left) - ansi.StringWidth(right)
+	return left + m.Theme.Dim.Render(cell(info, max(space, 0))) + right
+}
+
+func (m *Model) healthLine(w int) string {
+	if len(m.health) == 0 {
+		return m.Theme.Dim.Render(cell("no backends configured", w))
+	}
+	var parts []string
+	for _, h := range m.health {
+		switch h.State {
+		case supervisor.StateConnected:
+			parts = append(parts, m.Theme.OK.Render("[ok] ")+h.Backend)
+		case supervisor.StateConnecting:
+			parts = append(parts, m.Theme.Warn.Render("[..] ")+h.Backend+" connecting")
+		default:
+			msg := h.Backend + " reconnecting"
+			if h.LastError != "" {
+				msg += ": " + trimErr(h.LastError)
+			}
+			if !h.NextRetry.IsZero() {
+				if d := h.NextRetry.Sub(m.Now()); d > 0 {
+					msg += fmt.Sprintf(" (retry in %s)", d.Round(time.Second))
+				}
+			}
+			parts = append(parts, m.Theme.Err.Render("[!!] ")+msg)
+		}
+	}
+	return ansi.Truncate(strings.Join(parts, "  "), w, "~")
+}
+
+func (m *Model) headerText(l layout) string {
+	o := m.store.Order()
+	name := func(c Column, w int) string {
+		s := c.String()
+		if o.Col == c {
+			if o.Desc {
+				s += "v"
+			} else {
+				s += "^"
+			}
+		}
+		return cell(s, w)
+	}
+	return "  " + strings.Join([]string{
+		name(ColBackend, l.backend), name(ColName, l.name), name(ColTask, l.task), name(ColStatus, l.status),
+		name(ColMembers, l.members), name(ColAge, l.age), name(ColSev, l.sev),
+	}, " ")
+}
+
+// tableLines renders at most n lines starting at the scroll offset.
+func (m *Model) tableLines(l layout, w, n int) []string {
+	if n <= 0 {
+		return nil
+	}
+	if m.store.Total() == 0 {
+		return []string{m.Theme.Dim.Render(cell("  no sandboxes yet: waiting for backends (press ? for help)", w))}
+	}
+	if m.store.Len() == 0 {
+		return []string{m.Theme.Dim.Render(cell("  nothing matches the filter (esc clears it)", w))}
+	}
+	out := make([]string, 0, n)
+	groups := m.store.Groups()
+	now := m.Now()
+	for i := m.offset; i < m.store.Len() && len(out) < n; i++ {
+		if g, ok := groupAt(groups, i); ok {
+			out = append(out, m.Theme.Title.Render(cell(fmt.Sprintf("- %s (%d)", g.key, g.count), w)))
+			if len(out) == n {
+				break
+			}
+		}
+		r := m.store.At(i)
+		out = append(out, m.rowLine(r, i == m.cursor, l, w, now))
+		if m.expanded[r.SB.ID] {
+			for _, mem := range r.SB.Members {
+				if len(out) == n {
+					break
+				}
+				line := fmt.Sprintf("      - %s  %s  %s  %s", mem.Service, mem.Name, mem.State, mem.Image)
+				out = append(out, m.Theme.Dim.Render(cell(line, w)))
+			}
+		}
+	}
+	return out
+}
+
+func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) string {
+	mark := "  "
+	if m.marked[r.SB.ID] {
+		mark = "* "
+	}
+	if m.expanded[r.SB.ID] {
+		mark = mark[:1] + "-"
+	} else if len(r.SB.Members) > 0 {
+		mark = mark[:1] + "+"
+	}
+	running := 0
+	for _, mem := range r.SB.Members {
+		if mem.Running {
+			running++
+		}
+	}
+	backend := string(r.SB.Backend)
+	if l.backend > 8 {
+		backend = r.Backend
+	}
+	name := r.SB.Name
+	if r.SB.Simulated {
+		name += " (SIM)"
+	}
+	sev := "-"
+	if r.Sev > catalog.SeverityNone {
+		sev = r.Sev.String()
+	}
+	text := mark + strings.Join([]string{
+		cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(string(r.SB.Status), l.status),
+		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(age(now, r.SB.Created), l.age),
+	}, " ") + " "
+	switch {
+	case selected:
+		return m.Theme.Selected.Render(cell(text+sev, w))
+	case r.Stale:
+		return m.Theme.Stale.Render(cell(text+sev, w))
+	}
+	st := m.Theme.Row
+	if m.marked[r.SB.ID] {
+		st = m.Theme.Marked
+	}
+	return st.Render(text) + m.Theme.Severity(r.Sev).Render(cell(sev, l.sev)) + strings.Repeat(" ", max(0, w-ansi.StringWidth(text)-l.sev))
+}
+
+// age renders a compact duration like k9s does: 45s, 12m, 3h, 9d.
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+func (m *Model) statusLine(w int) string {
+	switch {
+	case m.filterErr != "":
+		return m.Theme.Err.Render(cell(m.filterErr, w))
+	case m.Status != "":
+		return m.Theme.Warn.Render(cell(m.Status, w))
+	}
+	if r := m.Selected(); r != nil && r.Stale {
+		return m.Theme.Err.Render(cell(r.Backend+" unreachable, rows greyed: "+trimErr(m.stale[r.Backend]), w))
+	}
+	if r := m.Selected(); r != nil {
+		return m.Theme.Dim.Render(cell(r.SB.ID, w))
+	}
+	return strings.Repeat(" ", w)
+}
+
+func (m *Model) footerLine(w int, disabled DisabledFunc) string {
+	if m.filtering {
+		return m.Theme.Key.Render("/") + cell(m.input+"_", w-1)
+	}
+	sel := m.Selected()
+	var parts []string
+	for _, bd := range m.Keys.All() {
+		if !bd.Footer {
+			continue
+		}
+		key := m.Theme.Key
+		if bd.Dangerous {
+			key = m.Theme.KeyDanger
+		}
+		if disabled != nil {
+			if why := disabled(bd.Name, sel); why != "" {
+				parts = append(parts, m.Theme.Disabled.Render(bd.Label()+" "+bd.Help))
+				continue
+			}
+		}
+		parts = append(parts, key.Render(bd.Label())+" "+bd.Help)
+	}
+	return ansi.Truncate(strings.Join(parts, "  "), w, "~")
+}

@@ -1,0 +1,45 @@
+package fleet
+
+import (
+	"strings"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+)
+
+// Row is one sandbox as the table sees it. Rows are immutable once built: an update replaces the
+// pointer, so a filter computed off the UI goroutine can read them without locks.
+type Row struct {
+	SB      backends.Sandbox
+	Backend string // supervising backend's name ("docker:default")
+	Stale   bool   // from the cache, or the backend is unreachable
+	Sev     catalog.Severity
+	search  string // lower-cased text the free-text filter searches
+}
+
+// NewRow precomputes what filtering and sorting need.
+func NewRow(backend string, sb backends.Sandbox, stale bool) *Row {
+	r := &Row{SB: sb, Backend: backend, Stale: stale, Sev: sb.WorstSeverity()}
+	r.search = strings.ToLower(strings.Join([]string{sb.Name, sb.Task, string(sb.Backend), string(sb.Status), sb.Endpoint, sb.Sample}, "\x00"))
+	return r
+}
+
+func (r *Row) field(name string) string {
+	switch name {
+	case "backend":
+		return string(r.SB.Backend)
+	case "status":
+		return string(r.SB.Status)
+	case "task":
+		return r.SB.Task
+	case "name":
+		return r.SB.Name
+	case "sample":
+		return r.SB.Sample
+	case "endpoint":
+		return r.SB.Endpoint
+	case "id":
+		return r.SB.ID
+	}
+	return ""
+}

@@ -1,0 +1,280 @@
+package fleet
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+)
+
+// Store holds the fleet as rows keyed by sandbox ID plus the filtered, sorted index the table
+// shows. Single backend events update the index incrementally (binary search, no rebuild);
+// whole-fleet work (a new filter, a new order, a backend reset) is computed off the UI goroutine
+// by Compute and installed with Install.
+type Store struct {
+	rows    map[string]*Row
+	index   []*Row          // rows matching query, in order
+	indexed map[string]*Row // the pointer of each row currently in index
+	query   Query
+	order   Order
+
+	version uint64            // bumped on every change to rows
+	changed map[string]uint64 // id → version of its last change (for reconciling async results)
+	groups  []groupStart      // computed lazily when grouping
+	gdirty  bool
+}
+
+type groupStart struct {
+	at    int
+	key   string
+	count int
+}
+
+// NewStore returns an empty store ordered by backend then name.
+func NewStore() *Store {
+	return &Store{rows: map[string]*Row{}, indexed: map[string]*Row{}, changed: map[string]uint64{}, gdirty: true}
+}
+
+// Len is the number of rows shown; Total the number known.
+func (s *Store) Len() int   { return len(s.index) }
+func (s *Store) Total() int { return len(s.rows) }
+
+// At returns the i-th shown row.
+func (s *Store) At(i int) *Row { return s.index[i] }
+
+// Get returns a row by sandbox ID.
+func (s *Store) Get(id string) (*Row, bool) { r, ok := s.rows[id]; return r, ok }
+
+// Query and Order in force.
+func (s *Store) Query() Query { return s.query }
+func (s *Store) Order() Order { return s.order }
+
+// IndexOf returns the position of a sandbox in the shown index, or -1.
+func (s *Store) IndexOf(id string) int {
+	r, ok := s.indexed[id]
+	if !ok {
+		return -1
+	}
+	i, found := s.search(r)
+	if !found {
+		return -1
+	}
+	return i
+}
+
+func (s *Store) search(r *Row) (int, bool) {
+	return slices.BinarySearchFunc(s.index, r, s.order.Compare)
+}
+
+func (s *Store) touch(id string) {
+	s.version++
+	s.changed[id] = s.version
+	s.gdirty = true
+}
+
+// Put inserts or replaces one row incrementally.
+func (s *Store) Put(r *Row) {
+	id := r.SB.ID
+	s.unindex(id)
+	s.rows[id] = r
+	s.touch(id)
+	s.indexRow(r)
+}
+
+// Remove deletes one row incrementally.
+func (s *Store) Remove(id string) {
+	if _, ok := s.rows[id]; !ok {
+		return
+	}
+	s.unindex(id)
+	delete(s.rows, id)
+	s.touch(id)
+}
+
+func (s *Store) unindex(id string) {
+	old, ok := s.indexed[id]
+	if !ok {
+		return
+	}
+	if i, found := s.search(old); found {
+		s.index = slices.Delete(s.index, i, i+1)
+	}
+	delete(s.indexed, id)
+}
+
+func (s *Store) indexRow(r *Row) {
+	if !s.query.Match(r) {
+		return
+	}
+	i, _ := s.search(r)
+	s.index = slices.Insert(s.index, i, r)
+	s.indexed[r.SB.ID] = r
+}
+
+// ReplaceBackend swaps every row of one backend for rows (a backend's reset). Large resets should
+// go through Compute instead; this is the incremental path for small fleets.
+func (s *Store) ReplaceBackend(backend string, rows []*Row) {
+	keep := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		keep[r.SB.ID] = true
+	}
+	for id, r := range s.rows {
+		if r.Backend == backend && !keep[id] {
+			s.Remove(id)
+		}
+	}
+	for _, r := range rows {
+		s.Put(r)
+	}
+}
+
+// SetRowsRaw replaces the rows of one backend without touching the index; the caller then
+// schedules a Compute. Used for big resets so the UI goroutine does O(n) map work, not sorting.
+func (s *Store) SetRowsRaw(backend string, rows []*Row) {
+	for id, r := range s.rows {
+		if r.Backend == backend {
+			delete(s.rows, id)
+			s.touch(id)
+		}
+	}
+	for _, r := range rows {
+		s.rows[r.SB.ID] = r
+		s.touch(r.SB.ID)
+	}
+}
+
+// MarkBackend sets the stale flag on every row of backend (a backend went away or came back).
+func (s *Store) MarkBackend(backend string, stale bool) {
+	for _, r := range s.rows {
+		if r.Backend == backend && r.Stale != stale {
+			nr := *r
+			nr.Stale = stale
+			s.Put(&nr)
+		}
+	}
+}
+
+// Snapshot is an immutable copy of everything Compute needs.
+type Snapshot struct {
+	Rows    []*Row
+	Query   Query
+	Order   Order
+	Version uint64
+}
+
+// Snapshot captures the rows for an off-goroutine Compute with a new query or order.
+func (s *Store) Snapshot(q Query, o Order) Snapshot {
+	rows := make([]*Row, 0, len(s.rows))
+	for _, r := range s.rows {
+		rows = append(rows, r)
+	}
+	return Snapshot{Rows: rows, Query: q, Order: o, Version: s.version}
+}
+
+// Result is a computed index ready to install.
+type Result struct {
+	Index   []*Row
+	Query   Query
+	Order   Order
+	Version uint64
+}
+
+// Compute filters and sorts a snapshot. It is pure and safe to run on any goroutine.
+func Compute(snap Snapshot) Result {
+	idx := make([]*Row, 0, len(snap.Rows))
+	for _, r := range snap.Rows {
+		if snap.Query.Match(r) {
+			idx = append(idx, r)
+		}
+	}
+	sort.Slice(idx, func(i, j int) bool { return snap.Order.Less(idx[i], idx[j]) })
+	return Result{Index: idx, Query: snap.Query, Order: snap.Order, Version: snap.Version}
+}
+
+// Install adopts a computed result, then re-applies every row that changed after its snapshot
+// so no event that arrived during the computation is lost.
+func (s *Store) Install(res Result) {
+	s.index = res.Index
+	s.query = res.Query
+	s.order = res.Order
+	s.indexed = make(map[string]*Row, len(res.Index))
+	for _, r := range res.Index {
+		s.indexed[r.SB.ID] = r
+	}
+	for id, v := range s.changed {
+		if v <= res.Version {
+			continue
+		}
+		s.unindex(id)
+		if r, ok := s.rows[id]; ok {
+			s.indexRow(r)
+		}
+	}
+	s.gdirty = true
+	s.compactChanges(res.Version)
+}
+
+// compactChanges drops change marks no pending computation can need.
+func (s *Store) compactChanges(upTo uint64) {
+	if len(s.changed) < 4096 {
+		return
+	}
+	for id, v := range s.changed {
+		if v <= upTo {
+			delete(s.changed, id)
+		}
+	}
+}
+
+// Groups returns the group headers over the current index (recomputed only after a change).
+func (s *Store) Groups() []groupStart {
+	if s.order.Group == GroupNone {
+		return nil
+	}
+	if !s.gdirty {
+		return s.groups
+	}
+	s.groups = s.groups[:0]
+	for i, r := range s.index {
+		k := s.order.GroupKey(r)
+		if n := len(s.groups); n == 0 || s.groups[n-1].key != k {
+			s.groups = append(s.groups, groupStart{at: i, key: k})
+		}
+		s.groups[len(s.groups)-1].count++
+	}
+	s.gdirty = false
+	return s.groups
+}
+
+// BackendOf returns the supervising backend name of a sandbox ID, by prefix.
+func BackendOf(id string) string {
+	if i := strings.Index(id, "/"); i > 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// ApplyEvent applies one backend event incrementally, except resets larger than
+// incrementalResetLimit, which return true: the caller must schedule a Compute.
+func (s *Store) ApplyEvent(backend string, ev backends.Event) (needCompute bool) {
+	switch ev.Type {
+	case backends.EventReset:
+		rows := make([]*Row, len(ev.Sandboxes))
+		for i, sb := range ev.Sandboxes {
+			rows[i] = NewRow(backend, sb, false)
+		}
+		if len(rows) > incrementalResetLimit {
+			s.SetRowsRaw(backend, rows)
+			return true
+		}
+		s.ReplaceBackend(backend, rows)
+	case backends.EventUpsert:
+		s.Put(NewRow(backend, ev.Sandbox, false))
+	case backends.EventRemove:
+		s.Remove(ev.ID)
+	}
+	return false
+}
+
+const incrementalResetLimit = 512

@@ -1,0 +1,155 @@
+package probeview
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rangekeeper/rangekeeper/probe"
+	"github.com/rangekeeper/rangekeeper/probe/facts"
+	"github.com/rangekeeper/rangekeeper/probe/verdict"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func fixtureFacts() *facts.Report {
+	nnp := true
+	return &facts.Report{Version: facts.Version,
+		Runtime:    facts.Runtime{Container: true, Manager: "docker"},
+		Identity:   facts.Identity{UID: 1000, EUID: 1000},
+		Caps:       facts.Capabilities{Effective: facts.NewCapSet(0), Bounding: facts.NewCapSet(0), LastCap: 40},
+		NoNewPrivs: &nnp, Seccomp: facts.Seccomp{Mode: 2, Name: "filter"},
+		Namespaces: facts.Namespaces{Links: map[string]string{"pid": "pid:[4026532001]"}, Processes: 3},
+		Cgroup:     facts.Cgroup{Version: 2, MemoryCap: true, PidsCap: true, MemoryMax: "67108864", PidsMax: "64"},
+		Kernel:     facts.Kernel{Release: "6.8.0-45-generic", Sysctls: map[string]string{"net.ipv4.conf.all.route_localnet": "0"}},
+		Network: facts.Network{Tested: true, Egress: []facts.NetResult{{Check: "E-TCP-01", Target: "canary:8080", Status: facts.NetBlocked, Detail: "ETIMEDOUT"}},
+			Scorer: []facts.NetResult{{Check: "E-SCORE-01", Status: facts.NetNotTested}}, DNS: []facts.NetResult{{Check: "E-DNS-02", Status: facts.NetNotTested}},
+			Metadata: []facts.NetResult{{Check: "E-META-01", Status: facts.NetNotTested}}},
+	}
+}
+
+func fixtures() (prev, cur probe.Report) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	prev = probe.Assess(probe.Result{SandboxID: "docker:default/inspect-ctf-abc", Member: "default", Time: t0, Facts: fixtureFacts()}, nil, nil, verdict.Versions{})
+	f := fixtureFacts()
+	f.Caps.Effective = facts.NewCapSet(1 << facts.CapSysAdmin)
+	f.Secrets.EnvNames = []string{"OPENAI_API_KEY"}
+	f.Network.Egress[0] = facts.NetResult{Check: "E-TCP-01", Target: "canary:8080", Status: facts.NetReachable}
+	cur = probe.Assess(probe.Result{SandboxID: "docker:default/inspect-ctf-abc", Member: "default", Time: t0.Add(90 * time.Minute), Facts: f},
+		nil, nil, verdict.Versions{Runc: "1.1.7"})
+	return prev, cur
+}
+
+func press(m Model, key string) Model {
+	var msg tea.KeyPressMsg
+	switch key {
+	case "esc":
+		msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "down":
+		msg = tea.KeyPressMsg{Code: tea.KeyDown}
+	default:
+		msg = tea.KeyPressMsg{Code: rune(key[0]), Text: key}
+	}
+	next, _ := m.Update(msg)
+	return next.(Model)
+}
+
+func TestGolden(t *testing.T) {
+	prev, cur := fixtures()
+	tests := []struct {
+		name string
+		w, h int
+		keys []string
+	}{
+		{"verdicts-80x24", 80, 24, nil},
+		{"verdicts-120x40", 120, 40, nil},
+		{"evidence-120x40", 120, 40, []string{"e"}},
+		{"axes-80x24", 80, 24, []string{"b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := New(cur).WithPrevious(prev)
+			next, _ := m.Update(tea.WindowSizeMsg{Width: tt.w, Height: tt.h})
+			m = next.(Model)
+			for _, k := range tt.keys {
+				m = press(m, k)
+			}
+			got := ansi.Strip(m.View().Content)
+			lines := strings.Split(got, "\n")
+			if len(lines) != tt.h {
+				t.Errorf("%d lines, want %d", len(lines), tt.h)
+			}
+			for i, l := range lines {
+				if w := ansi.StringWidth(l); w > tt.w {
+					t.Errorf("line %d is %d wide: %q", i+1, w, l)
+				}
+			}
+			golden(t, tt.name, got)
+		})
+	}
+}
+
+func TestCouldNotProbeIsShownNotHidden(t *testing.T) {
+	r := probe.Assess(probe.Result{SandboxID: "docker:default/x", Time: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
+		CouldNotProbe: "could not probe: no writable location where the probe could run (/tmp: cannot execute (exit 126, noexec mount?))"}, nil, nil, verdict.Versions{})
+	m := New(r)
+	m.SetSize(120, 10)
+	got := ansi.Strip(m.Render())
+	if !strings.Contains(got, "could not probe: no writable location") || strings.Contains(got, "mitigated") {
+		t.Errorf("view:\n%s", got)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	prev, cur := fixtures()
+	m := New(cur).WithPrevious(prev)
+	m.SetSize(120, 40)
+	first, _ := m.Selected()
+	if first.Status != verdict.Exposed || first.Severity.String() != "critical" {
+		t.Errorf("first row %s %s, want the worst exposed class", first.Class, first.Status)
+	}
+	m = press(m, "down")
+	if second, _ := m.Selected(); second.Class == first.Class {
+		t.Error("down did not move")
+	}
+	if m = press(m, "e"); !m.showEvidence || !strings.Contains(m.Render(), "Evidence · ") {
+		t.Error("e did not show evidence")
+	}
+	if m = press(m, "b"); m.mode != ModeAxes || !strings.Contains(m.Render(), "HOST axis") {
+		t.Error("b did not group by axis")
+	}
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+	if cmd == nil {
+		t.Fatal("esc gave no command")
+	}
+	if _, ok := cmd().(BackMsg); !ok {
+		t.Error("esc did not send BackMsg")
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from golden:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
