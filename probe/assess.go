@@ -138,3 +138,17 @@ func label(v verdict.Verdict) string {
 	}
 	return string(v.Status)
 }
+
+// Latest returns a sandbox's newest stored report (ok false when never probed) and the changes
+// since the run before it, for a detail view's "last probed" line.
+func Latest(db *state.DB, sandboxID string) (last Report, changes []Change, ok bool, err error) {
+	hist, err := History(db, sandboxID, 2)
+	if err != nil || len(hist) == 0 {
+		return Report{}, nil, false, err
+	}
+	last = hist[len(hist)-1]
+	if len(hist) == 2 {
+		changes = Diff(hist[0], last)
+	}
+	return last, changes, true, nil
+}

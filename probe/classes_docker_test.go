@@ -173,8 +173,12 @@ func TestHardenedBaselineHasNoHighFindings(t *testing.T) {
 		Resources: container.Resources{Memory: 64 << 20, PidsLimit: &pidsLimit},
 	}
 	dockertest.StartService(t, project, netName, dockertest.Image(t), dockertest.Service{Name: "default", HostConfig: hc, User: "1000:1000"})
-	// A canary the agent's network cannot reach: it lives on the host's default bridge only.
-	rep := runProbe(t, b, project, bin, facts.Targets{Egress: []string{"canary.invalid:8080"}, TimeoutMS: 500})
+	// A canary on another test-made (non-internal) network, targeted by IP so no name query can
+	// leave through the engine's resolver: the internal network has no route to it.
+	canaryProject := "rkprobe-hardened-canary-" + dockertest.RunID
+	dockertest.Project(t, canaryProject, dockertest.Service{Name: "canary", Cmd: httpd})
+	canary := containerIP(t, cli, canaryProject+"-canary-1", canaryProject+"_default") + ":8080"
+	rep := runProbe(t, b, project, bin, facts.Targets{Egress: []string{canary}, TimeoutMS: 500})
 	for _, v := range rep.Verdicts.Classes {
 		if v.Status == verdict.Exposed && v.Severity >= catalog.SeverityHigh {
 			t.Errorf("hardened baseline: %s %s exposed at %s: %+v", v.Class, v.Name, v.Severity, v.Evidence)
@@ -253,4 +257,18 @@ func privilegedEquivalent(t *testing.T) *container.HostConfig {
 	return &container.HostConfig{CapAdd: caps, Resources: container.Resources{DeviceCgroupRules: []string{"a *:* rwm"}},
 		SecurityOpt: []string{"seccomp=unconfined", "apparmor=unconfined"},
 		MaskedPaths: []string{}, ReadonlyPaths: []string{}} // systempaths=unconfined
+}
+
+// containerIP is a test container's address on a test network.
+func containerIP(t *testing.T, cli *client.Client, name, network string) string {
+	t.Helper()
+	res, err := cli.ContainerInspect(context.Background(), name, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, ok := res.Container.NetworkSettings.Networks[network]
+	if !ok || !ep.IPAddress.IsValid() {
+		t.Fatalf("%s has no address on %s", name, network)
+	}
+	return ep.IPAddress.String()
 }

@@ -71,6 +71,13 @@ func TestHistoryAndDiff(t *testing.T) {
 	if back := probe.Diff(hist[1], hist[0]); len(back) != 3 || back[0].Regression {
 		t.Errorf("reverse diff %+v", back)
 	}
+	last, latestChanges, ok, err := probe.Latest(db, sid)
+	if err != nil || !ok || !last.Time.Equal(t0.Add(time.Hour)) || len(latestChanges) != 3 {
+		t.Errorf("Latest: %v %v %d changes, %v", ok, last.Time, len(latestChanges), err)
+	}
+	if _, _, ok, err := probe.Latest(db, "docker:default/never"); ok || err != nil {
+		t.Errorf("Latest of a never-probed sandbox: %v %v", ok, err)
+	}
 	if s := hist[1].Summary(); !strings.Contains(s, "worst critical") || !strings.Contains(s, "SEB-08") {
 		t.Errorf("summary %q", s)
 	}

@@ -98,6 +98,10 @@ func parse(name string, data []byte, opts Options) (*document, error) {
 		}
 	}
 	doc := &document{name: name, data: data, format: format, root: root}
+	if n := recursiveAlias(root); n != nil {
+		// compose-go v2.16.2 recurses forever on such a merge; refuse it for every format.
+		return nil, &InputError{File: name, Line: n.Line, Column: n.Column, Msg: fmt.Sprintf("alias *%s refers to an anchor that contains it (recursive alias)", n.Value)}
+	}
 	if root != nil {
 		doc.pos, doc.vpos = indexPositions(root)
 	}
@@ -247,4 +251,32 @@ func looksLikeFirewall(data []byte) bool {
 		return false
 	}
 	return false
+}
+
+// recursiveAlias finds an alias that points at one of its own ancestors.
+func recursiveAlias(root *yaml.Node) *yaml.Node {
+	var stack []*yaml.Node
+	var walk func(n *yaml.Node) *yaml.Node
+	walk = func(n *yaml.Node) *yaml.Node {
+		if n == nil || len(stack) > 10000 {
+			return nil
+		}
+		if n.Kind == yaml.AliasNode {
+			for _, a := range stack {
+				if a == n.Alias {
+					return n
+				}
+			}
+			return nil
+		}
+		stack = append(stack, n)
+		defer func() { stack = stack[:len(stack)-1] }()
+		for _, c := range n.Content {
+			if f := walk(c); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	return walk(root)
 }

@@ -6,17 +6,27 @@ package tui
 import (
 	"context"
 	"os"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/tui/keys"
 	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/cmdline"
+	"github.com/rangekeeper/rangekeeper/views/detail"
+	"github.com/rangekeeper/rangekeeper/views/dialog"
 	"github.com/rangekeeper/rangekeeper/views/fleet"
+	"github.com/rangekeeper/rangekeeper/views/journal"
 )
+
+// ProbeFunc runs the escape probe on one sandbox inside an action-layer task and returns a
+// one-line summary. The CLI supplies it (it owns the probe binary and targets).
+type ProbeFunc func(ctx context.Context, b backends.Backend, sb backends.Sandbox) (summary string, err error)
 
 // Options configure the program.
 type Options struct {
@@ -29,6 +39,11 @@ type Options struct {
 	ReadOnly   bool
 	Now        func() time.Time // nil: time.Now (tests pin it for golden files)
 	Tick       time.Duration    // refresh of ages and retry countdowns; 0: 1 s
+	Probe      ProbeFunc        // nil: the probe key is shown disabled with the reason
+	// StatsEvery is the detail view's resource sampling period; 0: 2 s, negative: never.
+	StatsEvery time.Duration
+	// BackgroundWait is how long to wait for the terminal's background colour answer; 0: 300 ms.
+	BackgroundWait time.Duration
 }
 
 // screen names the view in front.
@@ -37,6 +52,11 @@ type screen int
 const (
 	screenFleet screen = iota
 	screenHelp
+	screenDetail
+	screenJournal
+	screenTasks
+	screenList
+	screenAuthor
 )
 
 // Model is the root Bubble Tea model.
@@ -46,14 +66,35 @@ type Model struct {
 	theme  theme.Theme
 	fleet  fleet.Model
 	screen screen
+	prev   screen // where esc returns from journal/tasks/list
 	width  int
 	height int
 	ctx    context.Context
 	cancel context.CancelFunc
 	dark   bool
+	bgSrc  string // where the background guess came from
+
+	detail    detail.Model
+	statsGen  int
+	journal   journal.Model
+	list      listScreen
+	tasks     []action.Task
+	author    tea.Model
+	dialog    *dialog.Model
+	cmd       cmdline.Model
+	running   map[string]runningAction // sandbox ID → action started from this UI
+	lastError string
+}
+
+type runningAction struct {
+	action  backends.Action
+	started time.Time
 }
 
 type tickMsg time.Time
+
+// bgTimeoutMsg fires when the terminal did not answer the background colour query in time.
+type bgTimeoutMsg struct{}
 
 // New builds the root model.
 func New(opts Options) *Model {
@@ -70,12 +111,22 @@ func New(opts Options) *Model {
 	if opts.Tick == 0 {
 		opts.Tick = time.Second
 	}
+	if opts.StatsEvery == 0 {
+		opts.StatsEvery = 2 * time.Second
+	}
+	if opts.BackgroundWait == 0 {
+		opts.BackgroundWait = 300 * time.Millisecond
+	}
 	if !opts.NoColor && os.Getenv("NO_COLOR") != "" {
 		opts.NoColor = true
 	}
 	th := theme.Pick(opts.Theme, true, opts.NoColor)
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Model{opts: opts, keys: km, theme: th, ctx: ctx, cancel: cancel, dark: true}
+	m := &Model{opts: opts, keys: km, theme: th, ctx: ctx, cancel: cancel, dark: true, running: map[string]runningAction{}}
+	m.bgSrc = "config theme " + opts.Theme
+	if opts.Theme == "" || opts.Theme == "auto" {
+		m.bgSrc = "waiting for the terminal"
+	}
 	m.fleet = fleet.New(km, th)
 	m.fleet.Now = opts.Now
 	m.fleet.ReadOnly = opts.ReadOnly
@@ -99,6 +150,9 @@ func (m *Model) LoadCache(recs []state.InventoryRecord) {
 // Fleet exposes the fleet screen (tests).
 func (m *Model) Fleet() *fleet.Model { return &m.fleet }
 
+// BackgroundSource says how the dark/light guess was made (shown in help).
+func (m *Model) BackgroundSource() string { return m.bgSrc }
+
 // Init starts listening to the supervisor and asks the terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.tick()}
@@ -106,7 +160,8 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, waitUpdates(m.ctx, m.opts.Supervisor))
 	}
 	if m.opts.Theme == "" || m.opts.Theme == "auto" {
-		cmds = append(cmds, tea.RequestBackgroundColor)
+		cmds = append(cmds, tea.RequestBackgroundColor,
+			tea.Tick(m.opts.BackgroundWait, func(time.Time) tea.Msg { return bgTimeoutMsg{} }))
 	}
 	return tea.Batch(cmds...)
 }
@@ -134,30 +189,88 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.fleet.SetSize(msg.Width, msg.Height)
+		if m.author != nil {
+			var cmd tea.Cmd
+			m.author, cmd = m.author.Update(msg)
+			return m, cmd
+		}
 		return m, nil
 	case tea.BackgroundColorMsg:
 		m.dark = msg.IsDark()
-		m.theme = theme.Pick(m.opts.Theme, m.dark, m.opts.NoColor)
-		m.fleet.Theme = m.theme
+		m.bgSrc = "terminal answered (dark)"
+		if !m.dark {
+			m.bgSrc = "terminal answered (light)"
+		}
+		m.setTheme(theme.Pick(m.opts.Theme, m.dark, m.opts.NoColor))
+		return m, nil
+	case bgTimeoutMsg:
+		if m.bgSrc == "waiting for the terminal" {
+			m.bgSrc = "no answer within " + m.opts.BackgroundWait.String() + ": assumed dark"
+		}
 		return m, nil
 	case tickMsg:
+		m.refreshProgress()
 		return m, m.tick()
 	case fleet.UpdatesMsg:
 		var cmd tea.Cmd
 		m.fleet, cmd = m.fleet.Update(msg)
+		m.followDetail()
 		return m, tea.Batch(cmd, waitUpdates(m.ctx, m.opts.Supervisor))
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
+	}
+	if model, cmd, ok := m.handleResult(msg); ok {
+		return model, cmd
+	}
+	if m.author != nil && m.screen == screenAuthor {
+		return m.updateAuthor(msg)
 	}
 	var cmd tea.Cmd
 	m.fleet, cmd = m.fleet.Update(msg)
 	return m, cmd
 }
 
+func (m *Model) setTheme(th theme.Theme) {
+	m.theme = th
+	m.fleet.Theme = th
+}
+
+// followDetail keeps the detail screen's sandbox current as backend events arrive.
+func (m *Model) followDetail() {
+	if m.screen != screenDetail {
+		return
+	}
+	if r, ok := m.fleet.Store().Get(m.detail.SB.ID); ok {
+		m.detail.SB = r.SB
+		m.detail.Stale = ""
+		if r.Stale {
+			m.detail.Stale = m.fleet.StaleReason(r.Backend)
+		}
+	}
+}
+
 func (m *Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	if msg.String() == "ctrl+c" {
+	if msg.String() == "ctrl+c" && m.dialog == nil && !m.cmd.Active {
 		m.cancel()
 		return m, tea.Quit
+	}
+	if m.dialog != nil {
+		return m.updateDialog(msg)
+	}
+	if m.cmd.Active {
+		line, done := m.cmd.Update(msg)
+		if done && line != "" {
+			return m.runCommandLine(line)
+		}
+		return m, nil
+	}
+	if m.screen == screenAuthor && m.author != nil {
+		return m.updateAuthor(msg)
+	}
+	if m.screen == screenFleet && m.fleet.Filtering() {
+		var cmd tea.Cmd
+		m.fleet, cmd = m.fleet.Update(msg)
+		return m, cmd
 	}
 	if m.keys.Is(msg, "redraw") {
 		return m, tea.ClearScreen
@@ -168,28 +281,75 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	}
-	if m.fleet.Filtering() {
-		var cmd tea.Cmd
-		m.fleet, cmd = m.fleet.Update(msg)
-		return m, cmd
-	}
 	switch {
 	case m.keys.Is(msg, "quit"):
+		if m.screen != screenFleet {
+			return m.back()
+		}
 		m.cancel()
 		return m, tea.Quit
 	case m.keys.Is(msg, "help"):
 		m.screen = screenHelp
 		return m, nil
-	case m.keys.Is(msg, "copy"):
-		if r := m.fleet.Selected(); r != nil {
-			m.fleet.Status = "copied " + r.SB.ID + " (OSC 52)"
-			return m, tea.SetClipboard(r.SB.ID)
+	case m.keys.Is(msg, "command"):
+		m.cmd.Open()
+		return m, nil
+	case m.keys.Is(msg, "journal"):
+		target := ""
+		if m.screen == screenDetail {
+			target = m.detail.SB.ID
+		}
+		return m, m.openJournal(target)
+	case m.keys.Is(msg, "tasks"):
+		m.openTasks()
+		return m, nil
+	case m.keys.Is(msg, "cancel"):
+		return m, m.cancelSelected()
+	case m.keys.Is(msg, "author"):
+		return m, m.openAuthor()
+	}
+	if m.screen == screenFleet || m.screen == screenDetail {
+		if model, cmd, ok := m.sandboxKey(msg); ok {
+			return model, cmd
+		}
+	}
+	switch m.screen {
+	case screenDetail, screenJournal, screenTasks, screenList:
+		if m.keys.Is(msg, "back") {
+			return m.back()
+		}
+		page := max(1, m.height-4)
+		switch m.screen {
+		case screenDetail:
+			m.detail.Update(msg, page)
+		case screenJournal:
+			m.journal.Update(msg, page)
+		case screenList:
+			m.list.update(msg, page)
 		}
 		return m, nil
+	}
+	if m.keys.Is(msg, "open") {
+		return m, m.openDetail()
 	}
 	var cmd tea.Cmd
 	m.fleet, cmd = m.fleet.Update(msg)
 	return m, cmd
+}
+
+// back leaves the screen in front.
+func (m *Model) back() (tea.Model, tea.Cmd) {
+	switch m.screen {
+	case screenJournal, screenTasks, screenList:
+		if m.prev == screenDetail {
+			m.screen = screenDetail
+			return m, nil
+		}
+	case screenDetail:
+		m.statsGen++ // stops the sampling loop
+	}
+	m.screen = screenFleet
+	return m, nil
 }
 
 // View renders the screen in front.
@@ -207,14 +367,37 @@ func (m *Model) render() string {
 	if m.width < fleet.MinWidth || m.height < fleet.MinHeight {
 		return tooSmall(m.theme, m.width, m.height)
 	}
+	var s string
+	now := m.opts.Now()
 	switch m.screen {
 	case screenHelp:
-		return helpView(m.theme, m.keys, m.width, m.height, m.opts.ReadOnly)
+		s = helpView(m.theme, m.keys, m.width, m.height, m.opts.ReadOnly, m.bgSrc)
+	case screenDetail:
+		m.detail.Busy = ""
+		if ra, ok := m.running[m.detail.SB.ID]; ok {
+			m.detail.Busy = string(ra.action)
+		}
+		s = m.detail.View(m.theme, m.width, m.height, now)
+	case screenJournal:
+		s = m.journal.View(m.theme, m.width, m.height, now)
+	case screenTasks:
+		s = tasksView(m.theme, m.tasks, m.width, m.height, now)
+	case screenList:
+		s = m.list.view(m.theme, m.width, m.height)
+	case screenAuthor:
+		if m.author != nil {
+			s = m.author.View().Content
+		}
+	default:
+		s = m.fleet.View(m.disabledReason)
 	}
-	return m.fleet.View(m.disabledReason)
-}
-
-// disabledReason explains why a binding cannot act on the selected row.
-func (m *Model) disabledReason(binding string, r *fleet.Row) string {
-	return ""
+	if m.dialog != nil {
+		s = dialog.Overlay(s, m.dialog.Box(m.theme, m.width), m.width, m.height)
+	}
+	if m.cmd.Active {
+		lines := strings.Split(s, "\n")
+		lines[len(lines)-1] = m.theme.Key.Render(":") + m.cmd.Input + "_"
+		s = strings.Join(lines, "\n")
+	}
+	return s
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // helpView is the `?` cheatsheet, generated from the same keymap as the footer.
-func helpView(th theme.Theme, km *keys.Map, w, h int, readOnly bool) string {
+func helpView(th theme.Theme, km *keys.Map, w, h int, readOnly bool, bgSource string) string {
 	var lines []string
 	title := "rangekeeper keys"
 	if readOnly {
@@ -58,7 +58,7 @@ func helpView(th theme.Theme, km *keys.Map, w, h int, readOnly bool) string {
 	for len(lines) < h-1 {
 		lines = append(lines, "")
 	}
-	lines = append(lines, th.Dim.Render("esc or ? closes help"))
+	lines = append(lines, th.Dim.Render("esc or ? closes help  ("+th.Name+" theme; background: "+bgSource+")"))
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, w, "~")
 	}

@@ -12,7 +12,11 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+
+	"github.com/rangekeeper/rangekeeper/backends"
 )
+
+var _ backends.Copier = (*Backend)(nil)
 
 // MaxCopyFromSize caps a file read out of a member, so a hostile sandbox cannot feed the operator's
 // tool an unbounded file.

@@ -20,6 +20,8 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 )
 
+var _ backends.Executor = (*Backend)(nil)
+
 // DefaultService is the service Inspect treats as the sandbox's default (its "default" sandbox).
 const DefaultService = "default"
 

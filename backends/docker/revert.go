@@ -18,6 +18,8 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 )
 
+var _ backends.Reverter = (*Backend)(nil)
+
 // labelRestore marks the short-lived, never-started containers Revert uses to write volume
 // archives into volumes; a later revert or teardown of the sandbox removes leftovers.
 const labelRestore = "dev.rangekeeper.restore.sandbox"
@@ -68,7 +70,10 @@ func (b *Backend) Revert(ctx context.Context, sandboxID, snapshotID string, _ ba
 	}
 	for _, m := range data.Members {
 		if _, err := b.cli.ImageInspect(ctx, m.Image); err != nil {
-			return b.wrap(fmt.Errorf("revert %s to %s: snapshot image %s of %s is gone (%w); the snapshot cannot be restored", project, snapshotID, m.Image, m.Name, err))
+			if cerrdefs.IsNotFound(err) {
+				return b.wrap(fmt.Errorf("revert %s to %s: snapshot image %s of %s is gone (%w); the snapshot cannot be restored", project, snapshotID, m.Image, m.Name, err))
+			}
+			return b.wrap(fmt.Errorf("revert %s to %s: nothing changed: %w", project, snapshotID, err))
 		}
 	}
 	var p revertProgress

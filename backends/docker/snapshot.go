@@ -26,6 +26,8 @@ import (
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
+var _ backends.Snapshotter = (*Backend)(nil)
+
 // Labels on snapshot images: which snapshot and which sandbox they belong to.
 const (
 	LabelSnapshotSandbox = "dev.rangekeeper.snapshot.sandbox"
@@ -572,11 +574,19 @@ func (b *Backend) removeImages(ctx context.Context, f client.Filters) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	ids := make([]string, 0, len(imgs.Items))
 	for _, im := range imgs.Items {
-		if _, err := b.cli.ImageRemove(ctx, im.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		ids = append(ids, im.ID)
+	}
+	return b.removeImageIDs(ctx, ids)
+}
+
+func (b *Backend) removeImageIDs(ctx context.Context, ids []string) error {
+	var errs []error
+	for _, id := range ids {
+		if _, err := b.cli.ImageRemove(ctx, id, client.ImageRemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			if cerrdefs.IsConflict(err) {
-				err = fmt.Errorf("image %.19s is still used by a container (revert to another snapshot or tear the sandbox down first): %w", im.ID, err)
+				err = fmt.Errorf("image %.19s is still used by a container (revert to another snapshot or tear the sandbox down first): %w", id, err)
 			}
 			errs = append(errs, err)
 		}

@@ -9,10 +9,14 @@ import (
 	"sync"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends"
 )
+
+var _ backends.TearDowner = (*Backend)(nil)
 
 // Teardown implements backends.TearDowner: it removes the project's containers, then its networks
 // and volumes (found by the com.docker.compose.project label, so nothing of another project or
@@ -32,24 +36,67 @@ func (b *Backend) Teardown(ctx context.Context, sandboxID string, opts backends.
 	if err != nil {
 		return err
 	}
-	byProject := make(client.Filters).Add("label", LabelProject+"="+project)
-	cs, err := b.members(ctx, project)
+	inv, err := b.composeInventory(ctx, LabelProject+"="+project, LabelSnapshotSandbox+"="+sandboxID)
 	if err != nil {
-		return err
+		return b.wrap(fmt.Errorf("teardown %s: %w", project, err))
 	}
-	nets, err := b.cli.NetworkList(ctx, client.NetworkListOptions{Filters: byProject})
+	return b.teardownProject(ctx, sandboxID, project, inv, opts)
+}
+
+// composeInventory is every compose-labelled container, network and volume matching one label
+// filter, grouped by project, so tearing many sandboxes down lists the engine once, not per
+// sandbox.
+type composeInventory struct {
+	containers map[string][]container.Summary
+	networks   map[string][]network.Summary
+	volumes    map[string][]string
+	images     map[string][]string // snapshot images by sandbox ID
+}
+
+func (b *Backend) composeInventory(ctx context.Context, projectFilter, imageFilter string) (composeInventory, error) {
+	f := make(client.Filters).Add("label", projectFilter)
+	inv := composeInventory{containers: map[string][]container.Summary{}, networks: map[string][]network.Summary{},
+		volumes: map[string][]string{}, images: map[string][]string{}}
+	ims, err := b.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: make(client.Filters).Add("label", imageFilter)})
 	if err != nil {
-		return b.wrap(err)
+		return inv, err
 	}
-	vols, err := b.cli.VolumeList(ctx, client.VolumeListOptions{Filters: byProject})
+	for _, im := range ims.Items {
+		inv.images[im.Labels[LabelSnapshotSandbox]] = append(inv.images[im.Labels[LabelSnapshotSandbox]], im.ID)
+	}
+	cs, err := b.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
-		return b.wrap(err)
+		return inv, err
 	}
-	if len(cs) == 0 && len(nets.Items) == 0 && len(vols.Items) == 0 {
+	for _, c := range cs.Items {
+		inv.containers[c.Labels[LabelProject]] = append(inv.containers[c.Labels[LabelProject]], c)
+	}
+	ns, err := b.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return inv, err
+	}
+	for _, n := range ns.Items {
+		inv.networks[n.Labels[LabelProject]] = append(inv.networks[n.Labels[LabelProject]], n)
+	}
+	vs, err := b.cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		return inv, err
+	}
+	for _, v := range vs.Items {
+		inv.volumes[v.Labels[LabelProject]] = append(inv.volumes[v.Labels[LabelProject]], v.Name)
+	}
+	return inv, nil
+}
+
+// teardownProject removes what inv lists for project, then the snapshot images and records.
+func (b *Backend) teardownProject(ctx context.Context, sandboxID, project string, inv composeInventory, opts backends.TeardownOptions) error {
+	cs, nets, vols := inv.containers[project], inv.networks[project], inv.volumes[project]
+	if len(cs) == 0 && len(nets) == 0 && len(vols) == 0 {
 		return fmt.Errorf("%w: no containers, networks or volumes labelled %s=%s on %s", backends.ErrNotFound, LabelProject, project, b.Name())
 	}
+	snapshots := b.hasSnapshots(sandboxID)
 	// Restore helpers exist only where a revert ran, which needs a snapshot record.
-	if b.hasSnapshots(sandboxID) {
+	if snapshots {
 		if err := b.removeRestoreHelpers(ctx, sandboxID); err != nil {
 			return b.wrap(fmt.Errorf("teardown %s: %w", project, err))
 		}
@@ -65,21 +112,25 @@ func (b *Backend) Teardown(ctx context.Context, sandboxID string, opts backends.
 		return b.wrap(fmt.Errorf("teardown %s: %w", project, err))
 	}
 	var errs []error
-	for _, n := range nets.Items {
+	for _, n := range nets {
 		if _, err := b.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("network %s (still used by a container outside the sandbox?): %w", n.Name, err))
 		}
 	}
-	for _, v := range vols.Items {
-		if _, err := b.cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("volume %s: %w", v.Name, err))
+	for _, v := range vols {
+		if _, err := b.cli.VolumeRemove(ctx, v, client.VolumeRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("volume %s: %w", v, err))
 		}
 	}
 	if !opts.KeepSnapshots {
-		if err := b.removeImages(ctx, make(client.Filters).Add("label", LabelSnapshotSandbox+"="+sandboxID)); err != nil {
-			errs = append(errs, fmt.Errorf("snapshot images: %w", err))
-		} else if err := b.forgetSnapshots(sandboxID); err != nil {
-			errs = append(errs, err)
+		imgErr := b.removeImageIDs(ctx, inv.images[sandboxID])
+		if imgErr != nil {
+			errs = append(errs, fmt.Errorf("snapshot images: %w", imgErr))
+		}
+		if imgErr == nil && snapshots {
+			if err := b.forgetSnapshots(sandboxID); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if len(errs) > 0 {
@@ -140,17 +191,35 @@ func (b *Backend) teardownPlain(ctx context.Context, sandboxID string) error {
 }
 
 // TeardownMany tears down several sandboxes with at most parallelism at once (≤ 0 means 4) and
-// returns the failures by sandbox ID (empty when every teardown succeeded).
+// returns the failures by sandbox ID (empty when every teardown succeeded). The engine is listed
+// once for all of them.
 func (b *Backend) TeardownMany(ctx context.Context, ids []string, opts backends.TeardownOptions, parallelism int) map[string]error {
 	if parallelism <= 0 {
 		parallelism = 4
 	}
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	fail := map[string]error{}
+	inv, err := b.composeInventory(ctx, LabelProject, LabelSnapshotSandbox)
+	if err != nil {
+		for _, id := range ids {
+			fail[id] = b.wrap(err)
+		}
+		return fail
+	}
 	sem := make(chan struct{}, parallelism)
 	var (
-		mu   sync.Mutex
-		fail = map[string]error{}
-		wg   sync.WaitGroup
+		mu sync.Mutex
+		wg sync.WaitGroup
 	)
+	record := func(id string, err error) {
+		mu.Lock()
+		fail[id] = err
+		mu.Unlock()
+	}
 	for _, id := range ids {
 		wg.Add(1)
 		go func() {
@@ -158,16 +227,19 @@ func (b *Backend) TeardownMany(ctx context.Context, ids []string, opts backends.
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				mu.Lock()
-				fail[id] = ctx.Err()
-				mu.Unlock()
+				record(id, ctx.Err())
 				return
 			}
 			defer func() { <-sem }()
-			if err := b.Teardown(ctx, id, opts); err != nil {
-				mu.Lock()
-				fail[id] = err
-				mu.Unlock()
+			project, err := b.ProjectOf(id)
+			switch {
+			case errors.Is(err, backends.ErrNotSandbox) && opts.Force:
+				err = b.teardownPlain(ctx, id)
+			case err == nil:
+				err = b.teardownProject(ctx, id, project, inv, opts)
+			}
+			if err != nil {
+				record(id, err)
 			}
 		}()
 	}

@@ -259,10 +259,14 @@ func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
 				if pfx.Bits() == 0 {
 					f.add("HELM-N01", catalog.SeverityCritical, catalog.AxisNetwork, "egress to "+cidr+": every address", name+": toCIDR="+cidr)
 				}
+				var covered []string
 				for _, m := range metadataPrefixes {
 					if mp := netip.MustParsePrefix(m); pfx.Contains(mp.Addr()) && pfx.Bits() <= mp.Bits() {
-						f.add("K8S-N04", catalog.SeverityHigh, catalog.AxisNetwork, "egress CIDR covers the cloud metadata address "+mp.Addr().String(), name+": toCIDR="+cidr)
+						covered = append(covered, mp.Addr().String())
 					}
+				}
+				if len(covered) > 0 {
+					f.add("K8S-N04", catalog.SeverityHigh, catalog.AxisNetwork, "egress CIDR covers cloud metadata addresses "+strings.Join(covered, ", "), name+": toCIDR="+cidr)
 				}
 			}
 			var domains []string

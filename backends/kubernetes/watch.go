@@ -29,7 +29,7 @@ var (
 )
 
 const (
-	byRelease = "release"              // informer index: "<namespace>/<release>"
+	byRelease = "release"             // informer index: "<namespace>/<release>"
 	debounce  = 50 * time.Millisecond // coalesces bursts (a reset touches every pod of a release)
 )
 

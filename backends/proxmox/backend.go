@@ -34,6 +34,9 @@ type Backend struct {
 	taskTimeout   time.Duration
 	cacheTTL      time.Duration
 
+	// rootInsecure: the endpoint is reached as root@pam with TLS verification off (PVE-T02).
+	rootInsecure bool
+
 	mu        sync.Mutex
 	simulated bool
 	probed    bool // /version read (tells the simulator apart)
@@ -113,6 +116,7 @@ func newBackend(cfg config.ProxmoxEndpoint, hc *http.Client, secret string) (*Ba
 	default:
 		return nil, fmt.Errorf("%s: set token_id (with token_secret_env or token_secret_file) or user (with password_env or password_file)", where)
 	}
+	rootUser := cfg.User == "root@pam" || (cfg.User == "root" && (cfg.Realm == "" || cfg.Realm == "pam"))
 	interval := cfg.Interval
 	if interval <= 0 {
 		interval = DefaultInterval
@@ -126,6 +130,7 @@ func newBackend(cfg config.ProxmoxEndpoint, hc *http.Client, secret string) (*Ba
 		taskTimeout:   5 * time.Minute,
 		cacheTTL:      30 * time.Second,
 		configs:       map[int]cachedVM{},
+		rootInsecure:  rootUser && cfg.Insecure && cfg.TokenID == "",
 	}, nil
 }
 
@@ -201,5 +206,6 @@ func (b *Backend) SetTaskTimeout(d time.Duration) {
 // secret is taken from the simulator in memory and the simulator's certificate is trusted.
 func NewSimulated(name string, sim *pvesim.Server) (*Backend, error) {
 	cfg := config.ProxmoxEndpoint{Name: name, URL: sim.URL(), TokenID: sim.TokenID()}
-	return newBackend(cfg, sim.HTTPClient(), sim.TokenSecret())
+	// A client of our own over the simulator's transport: go-proxmox's options mutate it.
+	return newBackend(cfg, &http.Client{Transport: sim.HTTPClient().Transport}, sim.TokenSecret())
 }

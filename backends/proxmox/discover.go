@@ -14,6 +14,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/proxmox/pvesim"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // zoneRE is Inspect's per-sample SDN zone id: <task prefix (1-3)><3 digits>z.
@@ -397,13 +398,18 @@ func (b *Backend) group(refs []vmRef, sdn *sdnView) *fleet {
 		g.vms = append(g.vms, r)
 	}
 	sort.Strings(order)
+	zoneVnets := map[string][]string{}
+	for name, vn := range sdn.vnets {
+		z := str(vn["zone"])
+		zoneVnets[z] = append(zoneVnets[z], name)
+	}
 	f := &fleet{refs: map[string][]vmRef{}}
 	b.mu.Lock()
 	simulated := b.simulated
 	b.mu.Unlock()
 	for _, key := range order {
 		g := groups[key]
-		sb := b.sandbox(g.id, g.zone, g.vms, sdn)
+		sb := b.sandbox(g.id, g.zone, g.vms, sdn, zoneVnets[g.zone])
 		sb.Simulated = simulated
 		f.sandboxes = append(f.sandboxes, sb)
 		f.refs[sb.ID] = g.vms
@@ -423,7 +429,7 @@ func sampleZone(conf map[string]any, sdn *sdnView) string {
 	return ""
 }
 
-func (b *Backend) sandbox(key, zone string, vms []vmRef, sdn *sdnView) backends.Sandbox {
+func (b *Backend) sandbox(key, zone string, vms []vmRef, sdn *sdnView, vnets []string) backends.Sandbox {
 	sb := backends.Sandbox{
 		ID:       b.Name() + "/" + key,
 		Name:     key,
@@ -471,12 +477,7 @@ func (b *Backend) sandbox(key, zone string, vms []vmRef, sdn *sdnView) backends.
 		sb.Extra = append(sb.Extra, backends.KeyValue{Key: "zone", Value: zone},
 			backends.KeyValue{Key: "task prefix", Value: m[1]})
 		sb.Labels["pve.zone"] = zone
-		var vnets []string
-		for name, vn := range sdn.vnets {
-			if str(vn["zone"]) == zone {
-				vnets = append(vnets, name)
-			}
-		}
+		vnets = append([]string(nil), vnets...)
 		sort.Strings(vnets)
 		sb.Extra = append(sb.Extra, backends.KeyValue{Key: "vnets", Value: strings.Join(vnets, ",")})
 	}
@@ -490,6 +491,10 @@ func (b *Backend) sandbox(key, zone string, vms []vmRef, sdn *sdnView) backends.
 	add("node", nodes)
 	add("pool", pools)
 	add("tags", tags)
+	if b.rootInsecure {
+		sb.Findings = append(sb.Findings, finding("PVE-T02", catalog.SeverityMedium, catalog.AxisTooling, "",
+			"this Proxmox endpoint is used with the root@pam password and TLS verification off: an agent that reaches the API gets the whole host", "user=root@pam insecure_skip_verify=true"))
+	}
 	sortFindings(sb.Findings)
 	return sb
 }

@@ -145,3 +145,26 @@ func TestNewTicketAuthOverVerifiedTLS(t *testing.T) {
 		t.Fatalf("wrong password: %v", err)
 	}
 }
+
+// Inspect's default harness setup (root@pam password, TLS verification off) is itself flagged.
+func TestRootPasswordWithoutTLSVerificationIsFlagged(t *testing.T) {
+	sim := pvesim.Start(pvesim.Options{Password: "pw"})
+	defer sim.Close()
+	if err := pvesim.SeedDemo(sim); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RK_TEST_PVE_PW", "pw")
+	b, err := New(config.ProxmoxEndpoint{Name: "insp", URL: sim.URL(), User: "root", PasswordEnv: "RK_TEST_PVE_PW", Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbs, err := b.List(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sb := range sbs {
+		if !strings.Contains(strings.Join(ruleIDs(sb.Findings, ""), " "), "PVE-T02") {
+			t.Errorf("%s lacks PVE-T02", sb.ID)
+		}
+	}
+}

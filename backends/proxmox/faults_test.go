@@ -60,7 +60,7 @@ func TestActionsUnderInjectedFaults(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for i := 0; i < 10; i++ {
+	for i := 0; i < 6; i++ {
 		name := fmt.Sprintf("s%02d", i)
 		_, err := b.Snapshot(ctx, id, backends.SnapshotOptions{Name: name})
 		record("snapshot", err)

@@ -268,3 +268,40 @@ func TestExecResultIsReadOnce(t *testing.T) {
 		t.Fatalf("exec on VM without agent: %+v %v", res, err)
 	}
 }
+
+// The probe issue's delivery path over the guest agent: chunked write, verify, run, collect,
+// remove.
+func TestProbeDeliveryOverGuestAgent(t *testing.T) {
+	sim, b := startDemo(t, pvesim.Options{})
+	ctx := ctxT(t)
+	const id, probe, out = "pve:lab/cyb002z", "/tmp/rk-probe", "/tmp/rk-probe.json"
+	sim.WithAgent(111, func(a *pvesim.Agent) {
+		a.Handler = func(argv []string, stdin []byte, files map[string][]byte) pvesim.ExecResult {
+			if argv[0] == probe { // the "probe" writes its report into the guest
+				files[out] = []byte(`{"checks":[{"id":"P-NET-01","result":"blocked"}]}`)
+				return pvesim.ExecResult{Stdout: "3 checks\n"}
+			}
+			return pvesim.BuiltinExec(argv, stdin, files)
+		}
+	})
+	bin := bytes.Repeat([]byte("\x7fELF-probe"), 12000) // 120 kB: three file-writes
+	if err := b.CopyTo(ctx, id, "", probe, bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Exec(ctx, id, backends.ExecRequest{Cmd: []string{probe, "--json", out}, Timeout: 5 * time.Second})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	report, err := b.CopyFrom(ctx, id, "", out)
+	if err != nil || !strings.Contains(string(report), "P-NET-01") {
+		t.Fatalf("collect: %q %v", report, err)
+	}
+	if res, err := b.Exec(ctx, id, backends.ExecRequest{Cmd: []string{"rm", "-f", probe, out}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("remove: %+v %v", res, err)
+	}
+	sim.WithAgent(111, func(a *pvesim.Agent) {
+		if len(a.Files[probe]) != 0 || len(a.Files[out]) != 0 {
+			t.Error("probe files left in the guest")
+		}
+	})
+}

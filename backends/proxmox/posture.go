@@ -33,6 +33,7 @@ func posture(r vmRef, fw map[string]any, fwUnknown bool, sdn *sdnView) []backend
 	)
 	ns := nics(conf)
 	networks := map[string]bool{} // bridges and vnets the VM is attached to
+	dnsmasqSeen := map[string]bool{}
 	for _, n := range ns {
 		ev := n.key + ": " + str(conf[n.key])
 		if n.opts["link_down"] == "1" {
@@ -41,12 +42,17 @@ func posture(r vmRef, fw map[string]any, fwUnknown bool, sdn *sdnView) []backend
 		if n.bridge != "" {
 			networks[n.bridge] = true
 		}
-		switch _, isVnet := sdn.vnets[n.bridge]; {
+		switch vn, isVnet := sdn.vnets[n.bridge]; {
 		case n.bridge == "":
 			add("PVE-N01", catalog.SeverityHigh, N, n.key+" has no bridge: QEMU user-mode NAT gives outbound access through the host's network stack", ev)
 		case !isVnet:
 			add("PVE-N02", catalog.SeverityCritical, N, n.key+" is on host bridge "+n.bridge+" (not an isolated SDN vnet): the guest sits on the host's LAN", ev)
 		default:
+			zone := str(vn["zone"])
+			if z := sdn.zones[zone]; z != nil && str(z["dhcp"]) == "dnsmasq" && !dnsmasqSeen[zone] {
+				dnsmasqSeen[zone] = true
+				add("PVE-N08", catalog.SeverityMedium, N, "zone "+zone+" runs PVE's dnsmasq, which recurses upstream (a DNS tunnel) unless the host's egress lockdown blanks its resolver; the API cannot show that", "zone "+zone+": dhcp=dnsmasq")
+			}
 			for _, sub := range sdn.subnets[n.bridge] {
 				if truthyAny(sub["snat"]) {
 					add("PVE-N07", catalog.SeverityHigh, N, "subnet "+str(sub["cidr"])+" of vnet "+n.bridge+" has SNAT: internet egress", "subnet "+str(sub["subnet"])+": snat=1")

@@ -24,9 +24,9 @@ func TestPostureWeakVersusHardenedSample(t *testing.T) {
 		want   string
 	}{
 		// default: vnet with SNAT + vmbr0 uplink, NIC firewalls off, VM firewall off, cpu host.
-		{weak, "default", "PVE-H07 PVE-H08 PVE-N02 PVE-N03 PVE-N04 PVE-N05 PVE-N06 PVE-N07 PVE-N09"},
+		{weak, "default", "PVE-H07 PVE-H08 PVE-N02 PVE-N03 PVE-N04 PVE-N05 PVE-N06 PVE-N07 PVE-N08 PVE-N09"},
 		// victim: raw args with -netdev user.
-		{weak, "victim", "PVE-H04 PVE-H07 PVE-H08 PVE-N03 PVE-N04 PVE-N05 PVE-N06 PVE-N07"},
+		{weak, "victim", "PVE-H04 PVE-H07 PVE-H08 PVE-N03 PVE-N04 PVE-N05 PVE-N06 PVE-N07 PVE-N08"},
 		// hardened: isolated vnet without SNAT, firewall on at VM and NIC, policy_out DROP, ipfilter.
 		{hard, "default", "PVE-H07"},
 		{hard, "target", ""},

@@ -2,6 +2,8 @@ package proxmox
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
@@ -29,6 +31,13 @@ func transient(err error) bool {
 			}
 		}
 		return true
+	}
+	var unknownCA x509.UnknownAuthorityError
+	var badHost x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &unknownCA) || errors.As(err, &badHost) || errors.As(err, &invalid) || errors.As(err, &verify) {
+		return false // TLS verification fails the same way every time
 	}
 	return true // transport: reset, EOF, refused, timeout
 }

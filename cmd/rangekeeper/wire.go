@@ -124,7 +124,19 @@ func (f *factory) Actions(ctx context.Context) (*action.Layer, *supervisor.Super
 	if err != nil {
 		return nil, nil, err
 	}
+	attachStore(s, db)
 	return action.New(s, db, cfg.ReadOnly || f.ReadOnly), s, nil
+}
+
+// storeUser is a backend that keeps snapshot records in the state file.
+type storeUser interface{ SetStore(db *state.DB) }
+
+func attachStore(s *supervisor.Supervisor, db *state.DB) {
+	for _, b := range s.Backends() {
+		if u, ok := b.(storeUser); ok {
+			u.SetStore(db)
+		}
+	}
 }
 
 // saveInventory caches the fleet per backend so the next start paints instantly.

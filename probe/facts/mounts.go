@@ -44,7 +44,7 @@ func ParseMountInfo(s string) ([]MountInfo, []error) {
 				break
 			}
 		}
-		if len(f) < 10 || sep < 0 || sep+2 >= len(f) {
+		if len(f) < 10 || sep < 0 || sep+3 >= len(f) {
 			errs = append(errs, fmt.Errorf("mountinfo line %d: malformed", i+1))
 			continue
 		}

@@ -172,3 +172,26 @@ func dnsAnswer(q []byte) []byte {
 	}
 	return resp
 }
+
+// TestIPv6Target is E-V6-01: a canary given as an IPv6 literal is dialled over IPv6.
+func TestIPv6Target(t *testing.T) {
+	ln, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	d := &recordingDialer{}
+	root := fixture(t, map[string]string{"/proc/net/if_inet6": "20010db8000000000000000000000001 02 40 00 80 eth0\n"})
+	rep := Collect(context.Background(), Options{Root: root, Env: []string{}, Homes: []string{}, Dialer: d, Targets: Targets{Egress: []string{ln.Addr().String()}}})
+	if !rep.Network.IPv6 {
+		t.Error("global IPv6 address not noticed")
+	}
+	if r := rep.Network.Egress[0]; r.Status != NetReachable || !strings.HasPrefix(r.Target, "[::1]:") {
+		t.Errorf("IPv6 canary %+v", r)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rangekeeper/rangekeeper/spec"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -393,7 +394,7 @@ func (m *Model) header() string {
 	}
 	prof := "profile …"
 	if m.linted && m.lintErr == nil {
-		prof = "profile " + m.result.Profile.String()
+		prof = fmt.Sprintf("profile %s  %d warning(s)", m.result.Profile, len(m.result.Findings))
 	}
 	return m.th.Title.Render("rangekeeper author") + "  " + what + "  " + prof
 }
@@ -404,7 +405,9 @@ func (m *Model) render() string {
 	if m.mode == modeFile && m.file != nil {
 		m.renderFile(&b)
 	} else {
-		m.renderForm(&b)
+		var form strings.Builder
+		m.renderForm(&form)
+		b.WriteString(m.withPreview(form.String()))
 	}
 	b.WriteString("\n" + m.th.Dim.Render("Inspect: ") + m.draftSnippet() + "\n")
 	switch m.mode {
@@ -531,6 +534,56 @@ func (m *Model) renderFile(b *strings.Builder) {
 	} else if m.linted && len(m.result.Findings) == 0 {
 		b.WriteString(m.th.OK.Render("no warnings") + "\n")
 	}
+}
+
+// withPreview puts the generated file beside the form on wide terminals and below it otherwise,
+// cut to the lines that fit.
+func (m *Model) withPreview(form string) string {
+	width, height := m.width, m.height
+	if width <= 0 {
+		width = 100
+	}
+	if height <= 0 {
+		height = 40
+	}
+	formLines := strings.Split(strings.TrimRight(form, "\n"), "\n")
+	preview := strings.Split(strings.TrimRight(m.draft.Render(), "\n"), "\n")
+	if width >= 150 {
+		left := width * 3 / 5
+		var b strings.Builder
+		rows := max(len(formLines), min(len(preview)+1, height-6))
+		for i := 0; i < rows; i++ {
+			l := ""
+			if i < len(formLines) {
+				l = ansi.Truncate(formLines[i], left-1, "…")
+			}
+			r := ""
+			switch {
+			case i == 0:
+				r = m.th.Header.Render(m.draft.DefaultFile())
+			case i-1 < len(preview):
+				r = m.th.Dim.Render(ansi.Truncate(preview[i-1], width-left-3, "…"))
+			}
+			b.WriteString(l + strings.Repeat(" ", max(left-ansi.StringWidth(l), 1)) + "│ " + r + "\n")
+		}
+		return b.String()
+	}
+	var b strings.Builder
+	for _, l := range formLines {
+		b.WriteString(ansi.Truncate(l, width, "…") + "\n")
+	}
+	room := height - len(formLines) - 7
+	if room >= 4 {
+		b.WriteString(m.th.Header.Render(m.draft.DefaultFile()) + "\n")
+		for i, l := range preview {
+			if i >= room-1 {
+				b.WriteString(m.th.Dim.Render("  …") + "\n")
+				break
+			}
+			b.WriteString(m.th.Dim.Render("  "+ansi.Truncate(l, width-2, "…")) + "\n")
+		}
+	}
+	return b.String()
 }
 
 func truncate(s string, n int) string {

@@ -55,6 +55,8 @@ type Model struct {
 	marked   map[string]bool
 	ReadOnly bool
 	Status   string // one-line message under the table
+
+	paint *rowPaints
 }
 
 // New returns an empty fleet screen.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
+	"github.com/rangekeeper/rangekeeper/tui/theme"
 )
 
 // MinWidth and MinHeight are the smallest usable terminal; below it the app shows a notice.
@@ -33,10 +34,33 @@ func layoutFor(w int) layout {
 
 // cell pads or cuts s to exactly w columns (ANSI-aware, so wide runes never break alignment).
 func cell(s string, w int) string {
-	if ansi.StringWidth(s) > w {
+	n := width(s)
+	if n > w {
 		return ansi.Truncate(s, w, "~")
 	}
-	return s + strings.Repeat(" ", w-ansi.StringWidth(s))
+	return s + spaces(w-n)
+}
+
+// width is ansi.StringWidth with a fast path for plain ASCII, which is almost every cell.
+func width(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x7f || c < 0x20 {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
+}
+
+const blank = "                                                                                                                                "
+
+func spaces(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if n <= len(blank) {
+		return blank[:n]
+	}
+	return strings.Repeat(" ", n)
 }
 
 // DisabledFunc tells why a binding is unavailable for the selected row ("" when available).
@@ -166,12 +190,13 @@ func (m *Model) tableLines(l layout, w, n int) []string {
 		r := m.store.At(i)
 		out = append(out, m.rowLine(r, i == m.cursor, l, w, now))
 		if m.expanded[r.SB.ID] {
+			dim := theme.NewPaint(m.Theme.Dim)
 			for _, mem := range r.SB.Members {
 				if len(out) == n {
 					break
 				}
 				line := fmt.Sprintf("      - %s  %s  %s  %s", mem.Service, mem.Name, mem.State, mem.Image)
-				out = append(out, m.Theme.Dim.Render(cell(line, w)))
+				out = append(out, dim.S(cell(line, w)))
 			}
 		}
 	}
@@ -210,17 +235,38 @@ func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) s
 		cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(string(r.SB.Status), l.status),
 		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(age(now, r.SB.Created), l.age),
 	}, " ") + " "
+	p := m.paints()
 	switch {
 	case selected:
-		return m.Theme.Selected.Render(cell(text+sev, w))
+		return p.selected.S(cell(text+sev, w))
 	case r.Stale:
-		return m.Theme.Stale.Render(cell(text+sev, w))
+		return p.stale.S(cell(text+sev, w))
 	}
-	st := m.Theme.Row
+	st := p.row
 	if m.marked[r.SB.ID] {
-		st = m.Theme.Marked
+		st = p.marked
 	}
-	return st.Render(text) + m.Theme.Severity(r.Sev).Render(cell(sev, l.sev)) + strings.Repeat(" ", max(0, w-ansi.StringWidth(text)-l.sev))
+	return st.S(text) + p.sev[r.Sev].S(cell(sev, l.sev)) + spaces(w-width(text)-l.sev)
+}
+
+// rowPaints caches the theme's row styles as escape sequences (rebuilt when the theme changes).
+type rowPaints struct {
+	theme                        string
+	selected, stale, row, marked theme.Paint
+	sev                          map[catalog.Severity]theme.Paint
+}
+
+func (m *Model) paints() *rowPaints {
+	if m.paint != nil && m.paint.theme == m.Theme.Name {
+		return m.paint
+	}
+	p := &rowPaints{theme: m.Theme.Name, selected: theme.NewPaint(m.Theme.Selected), stale: theme.NewPaint(m.Theme.Stale),
+		row: theme.NewPaint(m.Theme.Row), marked: theme.NewPaint(m.Theme.Marked), sev: map[catalog.Severity]theme.Paint{}}
+	for s := catalog.SeverityNone; s <= catalog.SeverityCritical; s++ {
+		p.sev[s] = theme.NewPaint(m.Theme.Severity(s))
+	}
+	m.paint = p
+	return p
 }
 
 // age renders a compact duration like k9s does: 45s, 12m, 3h, 9d.

@@ -280,6 +280,21 @@ func (c *Cluster) Namespace(t testing.TB) string {
 	return ns.Name
 }
 
+// UserKubeconfig writes a kubeconfig (context "envtest") for a new user with the given groups
+// and returns its path; with no groups the user has no RBAC rights at all.
+func (c *Cluster) UserKubeconfig(name string, groups ...string) (string, error) {
+	u, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return "", err
+	}
+	kc, err := u.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(c.dir, name+".kubeconfig")
+	return p, os.WriteFile(p, kc, 0o600)
+}
+
 // Stop kills the components, stops envtest and removes the temporary files.
 func (c *Cluster) Stop() {
 	for _, p := range c.procs {

@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -130,17 +131,19 @@ func (s *Server) HasVM(id int) bool {
 	return s.st.vms[id] != nil
 }
 
-// Subnet seeds an SDN subnet.
+// Subnet seeds an SDN subnet; DHCP makes the zone use PVE's IPAM and dnsmasq.
 type Subnet struct {
 	CIDR, Gateway string
 	SNAT          bool
+	DHCP          bool
 }
 
 // AddZone seeds a simple SDN zone with one vnet per entry of vnets, each with the given subnets.
 func (s *Server) AddZone(zone string, vnets map[string][]Subnet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.st.zones[zone] = map[string]any{"zone": zone, "type": "simple", "ipam": "pve", "dhcp": "dnsmasq", "digest": "0"}
+	z := map[string]any{"zone": zone, "type": "simple", "digest": "0"}
+	s.st.zones[zone] = z
 	for vn, subs := range vnets {
 		s.st.vnets[vn] = map[string]any{"vnet": vn, "zone": zone, "type": "vnet", "digest": "0"}
 		for _, sub := range subs {
@@ -154,6 +157,10 @@ func (s *Server) AddZone(zone string, vnets map[string][]Subnet) {
 			}
 			s.st.subnets[vn][id] = map[string]any{"subnet": id, "cidr": sub.CIDR, "type": "subnet", "vnet": vn,
 				"zone": zone, "gateway": sub.Gateway, "snat": snat, "digest": "0"}
+			if sub.DHCP {
+				z["ipam"], z["dhcp"] = "pve", "dnsmasq"
+				s.st.subnets[vn][id]["dhcp-range"] = []any{"start-address=" + hostAddr(sub.CIDR, 50) + ",end-address=" + hostAddr(sub.CIDR, 100)}
+			}
 		}
 	}
 }
@@ -179,4 +186,16 @@ func replaceSlash(cidr string) string {
 		}
 	}
 	return string(b)
+}
+
+// hostAddr replaces the last octet of an IPv4 CIDR's network address ("10.0.0.0/24", 50 -> 10.0.0.50).
+func hostAddr(cidr string, n int) string {
+	ip := cidr
+	if i := strings.IndexByte(ip, '/'); i >= 0 {
+		ip = ip[:i]
+	}
+	if i := strings.LastIndexByte(ip, '.'); i >= 0 {
+		ip = ip[:i]
+	}
+	return fmt.Sprintf("%s.%d", ip, n)
 }

@@ -354,3 +354,8 @@ func ddBuiltin(args []string, files map[string][]byte) ExecResult {
 	files[op["of"]] = dst
 	return ExecResult{Stderr: fmt.Sprintf("%d bytes copied\n", len(src))}
 }
+
+// BuiltinExec runs the built-in command interpreter, for custom Handlers that extend it.
+func BuiltinExec(argv []string, stdin []byte, files map[string][]byte) ExecResult {
+	return builtin(argv, stdin, files)
+}

@@ -21,7 +21,7 @@ func StartDemo(opts Options) (*Server, error) {
 // SeedDemo adds the demo range to a simulator.
 func SeedDemo(s *Server) error {
 	s.AddZone("inspvmz", map[string][]Subnet{"inspvmv0": {{CIDR: "192.168.250.0/24", Gateway: "192.168.250.1"}}})
-	s.AddZone("cyb001z", map[string][]Subnet{"cyb001v0": {{CIDR: "192.168.21.0/24", Gateway: "192.168.21.1", SNAT: true}}})
+	s.AddZone("cyb001z", map[string][]Subnet{"cyb001v0": {{CIDR: "192.168.21.0/24", Gateway: "192.168.21.1", SNAT: true, DHCP: true}}})
 	s.AddZone("cyb002z", map[string][]Subnet{"cyb002v0": {{CIDR: "192.168.22.0/24"}}})
 	s.AddZone("web003z", map[string][]Subnet{"web003v0": {{CIDR: "192.168.23.0/24", Gateway: "192.168.23.1"}}})
 	hardenedFW := map[string]any{"enable": 1, "policy_in": "DROP", "policy_out": "DROP", "ipfilter": 1}

@@ -95,7 +95,9 @@ func TestWireProtocol(t *testing.T) {
 		{"wrong method", "PUT", "/version", "application/json", "{}", 501, nil},
 		{"form-encoded delete (Inspect's NIC removal)", "PUT", "/nodes/pve/qemu/121/config", "application/x-www-form-urlencoded", "delete=net0", 200, nil},
 		{"string true is not a boolean", "POST", "/nodes/pve/qemu/121/snapshot", "application/json", `{"snapname":"ab","vmstate":"true"}`, 400,
-			func(a answer) bool { return strings.Contains(a.Errs["vmstate"], "type check ('boolean') failed - got 'true'") }},
+			func(a answer) bool {
+				return strings.Contains(a.Errs["vmstate"], "type check ('boolean') failed - got 'true'")
+			}},
 		{"missing required", "POST", "/nodes/pve/qemu/121/clone", "application/json", `{}`, 400,
 			func(a answer) bool { return a.Errs["newid"] == "property is missing and it is not optional" }},
 		{"unsupported content type", "POST", "/nodes/pve/qemu/121/snapshot", "text/plain", "snapname=x", 506, nil},

@@ -1,0 +1,152 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+)
+
+// scripted is a backend whose Watch follows a script: fail n times, then list and block.
+type scripted struct {
+	name     string
+	failures int32
+	calls    atomic.Int32
+	list     []backends.Sandbox
+	events   chan backends.Event
+}
+
+func (s *scripted) Name() string        { return s.name }
+func (s *scripted) Kind() backends.Kind { return backends.KindDocker }
+func (s *scripted) Watch(ctx context.Context, emit func(backends.Event)) error {
+	n := s.calls.Add(1)
+	if n <= s.failures {
+		return errors.New("dial unix /nope.sock: connect: no such file or directory")
+	}
+	emit(backends.Event{Type: backends.EventReset, Sandboxes: s.list})
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-s.events:
+			if !ok {
+				return errors.New("event stream closed")
+			}
+			emit(ev)
+		}
+	}
+}
+
+// blocked never answers: a hung backend.
+type blocked struct{ name string }
+
+func (b blocked) Name() string        { return b.name }
+func (b blocked) Kind() backends.Kind { return backends.KindProxmox }
+func (b blocked) Watch(ctx context.Context, emit func(backends.Event)) error {
+	<-ctx.Done()
+	return nil
+}
+
+func sandbox(backend, name string) backends.Sandbox {
+	return backends.Sandbox{ID: backend + "/" + name, Name: name, Endpoint: backend, Actionable: true}
+}
+
+func waitHealth(t *testing.T, s *Supervisor, backend string, want State) Health {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, h := range s.Health() {
+			if h.Backend == backend && h.State == want {
+				return h
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never reached %s: %+v", backend, want, s.Health())
+	return Health{}
+}
+
+func TestReconnectsWithBackoffAndReportsTheReason(t *testing.T) {
+	flaky := &scripted{name: "docker:flaky", failures: 3, list: []backends.Sandbox{sandbox("docker:flaky", "p1")}, events: make(chan backends.Event)}
+	s := New([]backends.Backend{flaky}, Backoff{Min: 10 * time.Millisecond, Max: 40 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := s.Start(ctx)
+	defer func() { cancel(); wait() }()
+
+	h := waitHealth(t, s, "docker:flaky", StateReconnecting)
+	if h.LastError == "" || h.Attempts < 1 {
+		t.Errorf("reconnecting health lacks the reason or attempt count: %+v", h)
+	}
+	waitHealth(t, s, "docker:flaky", StateConnected)
+	if got := flaky.calls.Load(); got != 4 {
+		t.Errorf("Watch called %d times; want 3 failures + 1 success", got)
+	}
+	if _, sb, ok := s.Lookup("docker:flaky/p1"); !ok || sb.Name != "p1" {
+		t.Errorf("Lookup after connect = %v %+v", ok, sb)
+	}
+	// The updates carried health changes and the reset.
+	var resets, healths int
+	for _, u := range s.Drain() {
+		if u.Event != nil && u.Event.Type == backends.EventReset {
+			resets++
+		}
+		if u.Health != nil {
+			healths++
+		}
+	}
+	if resets != 1 || healths < 4 {
+		t.Errorf("drained %d resets, %d health updates", resets, healths)
+	}
+	// A lost stream goes back to reconnecting, then re-lists.
+	close(flaky.events)
+	waitHealth(t, s, "docker:flaky", StateReconnecting)
+}
+
+func TestOneHungBackendDoesNotBlockOthers(t *testing.T) {
+	live := &scripted{name: "docker:live", list: []backends.Sandbox{sandbox("docker:live", "a")}, events: make(chan backends.Event, 1)}
+	s := New([]backends.Backend{blocked{name: "pve:hung"}, live}, Backoff{Min: 10 * time.Millisecond, Max: 10 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := s.Start(ctx)
+	defer func() { cancel(); wait() }()
+	waitHealth(t, s, "docker:live", StateConnected)
+	live.events <- backends.Event{Type: backends.EventUpsert, Sandbox: sandbox("docker:live", "b")}
+	deadline := time.Now().Add(2 * time.Second)
+	for len(s.Fleet()) != 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(s.Fleet()) != 2 {
+		t.Fatalf("fleet = %+v", s.Fleet())
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer wcancel()
+	missing := s.WaitReady(wctx)
+	if len(missing) != 1 || missing[0].Backend != "pve:hung" || missing[0].State != StateConnecting {
+		t.Errorf("WaitReady missing = %+v; want only the hung backend", missing)
+	}
+}
+
+func TestResetReplacesOnlyItsOwnBackend(t *testing.T) {
+	a := &scripted{name: "docker:a", list: []backends.Sandbox{sandbox("docker:a", "x")}, events: make(chan backends.Event, 1)}
+	b := &scripted{name: "docker:ab", list: []backends.Sandbox{sandbox("docker:ab", "y")}, events: make(chan backends.Event, 1)}
+	s := New([]backends.Backend{a, b}, Backoff{Min: time.Millisecond, Max: time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := s.Start(ctx)
+	defer func() { cancel(); wait() }()
+	waitHealth(t, s, "docker:a", StateConnected)
+	waitHealth(t, s, "docker:ab", StateConnected)
+	a.events <- backends.Event{Type: backends.EventReset, Sandboxes: nil}
+	deadline := time.Now().Add(2 * time.Second)
+	for len(s.Fleet()) != 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	fl := s.Fleet()
+	if len(fl) != 1 || fl[0].ID != "docker:ab/y" {
+		t.Fatalf("after docker:a reset to empty, fleet = %+v; docker:ab (a name sharing the prefix) must keep its row", fl)
+	}
+	if bk, _, ok := s.Lookup("docker:ab/y"); !ok || bk.Name() != "docker:ab" {
+		t.Errorf("Lookup resolved to the wrong backend")
+	}
+}

@@ -1,0 +1,139 @@
+// Package detail is one sandbox's screen: members with status and resource sparklines, posture
+// findings by axis, snapshots, probe history with the last verdict, the spec when known, and the
+// sandbox's journal. Loading is done by commands the app runs; this package only holds and
+// renders what was loaded.
+package detail
+
+import (
+	"os"
+	"strings"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/state"
+)
+
+// HistoryLen bounds every sparkline's history (samples).
+const HistoryLen = 40
+
+// MaxSpecBytes bounds how much of a spec file is read for display.
+const MaxSpecBytes = 16 << 10
+
+// Data is everything loaded for one sandbox at once (off the UI goroutine).
+type Data struct {
+	SandboxID string
+	Snapshots []backends.SnapshotInfo
+	SnapErr   string
+	Probes    []state.ProbeRecord
+	Journal   []state.Entry
+	SpecPath  string
+	Spec      string
+	SpecErr   string
+	Err       string
+}
+
+// Sources are what Load reads from; any may be nil.
+type Sources struct {
+	DB        *state.DB
+	Snapshots func(id string) ([]backends.SnapshotInfo, error)
+}
+
+// Load reads the sandbox's records. It does I/O: call it from a command.
+func Load(src Sources, sb backends.Sandbox) Data {
+	d := Data{SandboxID: sb.ID}
+	if src.Snapshots != nil {
+		snaps, err := src.Snapshots(sb.ID)
+		if err != nil {
+			d.SnapErr = err.Error()
+		}
+		d.Snapshots = snaps
+	}
+	if src.DB != nil {
+		if ps, err := src.DB.Probes(sb.ID, 10); err == nil {
+			d.Probes = ps
+		} else {
+			d.Err = err.Error()
+		}
+		if es, err := src.DB.Journal(state.JournalQuery{Target: sb.ID, Limit: 50}); err == nil {
+			d.Journal = es
+		} else {
+			d.Err = err.Error()
+		}
+	}
+	d.SpecPath = SpecPath(sb)
+	if d.SpecPath != "" {
+		d.Spec, d.SpecErr = readSpec(d.SpecPath)
+	}
+	return d
+}
+
+// SpecPath is the first compose file the sandbox was made from, when the backend knows it.
+func SpecPath(sb backends.Sandbox) string {
+	for _, kv := range sb.Extra {
+		if kv.Key == "config files" {
+			return strings.TrimSpace(strings.Split(kv.Value, ",")[0])
+		}
+	}
+	for _, m := range sb.Members {
+		if cf := m.Labels["com.docker.compose.project.config_files"]; cf != "" {
+			return strings.TrimSpace(strings.Split(cf, ",")[0])
+		}
+	}
+	return ""
+}
+
+func readSpec(path string) (string, string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err.Error()
+	}
+	defer f.Close()
+	buf := make([]byte, MaxSpecBytes)
+	n, _ := f.Read(buf)
+	return string(buf[:n]), ""
+}
+
+// Ring is a bounded sample history.
+type Ring struct {
+	vals []float64
+}
+
+// Add appends v, dropping the oldest beyond HistoryLen.
+func (r *Ring) Add(v float64) {
+	r.vals = append(r.vals, v)
+	if len(r.vals) > HistoryLen {
+		r.vals = append(r.vals[:0], r.vals[len(r.vals)-HistoryLen:]...)
+	}
+}
+
+// Values returns the samples, oldest first.
+func (r *Ring) Values() []float64 { return r.vals }
+
+// Last returns the newest sample.
+func (r *Ring) Last() (float64, bool) {
+	if len(r.vals) == 0 {
+		return 0, false
+	}
+	return r.vals[len(r.vals)-1], true
+}
+
+var bars = []rune(" ▁▂▃▄▅▆▇█")
+
+// Sparkline draws vals scaled to top (values above top are clipped) in at most w cells.
+func Sparkline(vals []float64, top float64, w int) string {
+	if len(vals) > w {
+		vals = vals[len(vals)-w:]
+	}
+	var b strings.Builder
+	for _, v := range vals {
+		i := 0
+		if top > 0 {
+			i = int(v / top * float64(len(bars)-1))
+		}
+		i = max(0, min(i, len(bars)-1))
+		if v > 0 && i == 0 {
+			i = 1 // any use shows
+		}
+		b.WriteRune(bars[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,144 @@
+// Package journal is the journal screen: the append-only audit of every action (intent and
+// outcome), newest first, scrollable, optionally narrowed to one sandbox.
+package journal
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/tui/theme"
+)
+
+// Limit is how many newest entries the screen loads.
+const Limit = 1000
+
+// Model holds loaded entries (newest first) and the scroll position.
+type Model struct {
+	Target  string // "" for every sandbox
+	Err     string
+	entries []state.Entry
+	cursor  int
+	offset  int
+}
+
+// Load reads the newest entries; it does I/O and must run in a command.
+func Load(db *state.DB, target string) ([]state.Entry, error) {
+	es, err := db.Journal(state.JournalQuery{Target: target, Limit: Limit})
+	for i, j := 0, len(es)-1; i < j; i, j = i+1, j-1 {
+		es[i], es[j] = es[j], es[i]
+	}
+	return es, err
+}
+
+// SetEntries installs entries, newest first.
+func (m *Model) SetEntries(es []state.Entry) { m.entries = es; m.cursor = min(m.cursor, max(0, len(es)-1)) }
+
+// Entries returns the loaded entries, newest first.
+func (m *Model) Entries() []state.Entry { return m.entries }
+
+// Update scrolls.
+func (m *Model) Update(msg tea.KeyPressMsg, page int) {
+	switch msg.String() {
+	case "j", "down":
+		m.cursor++
+	case "k", "up":
+		m.cursor--
+	case "g", "home":
+		m.cursor = 0
+	case "G", "end":
+		m.cursor = len(m.entries) - 1
+	case "pgdown", "ctrl+d":
+		m.cursor += page
+	case "pgup", "ctrl+u":
+		m.cursor -= page
+	}
+	m.cursor = max(0, min(m.cursor, len(m.entries)-1))
+}
+
+// Line renders one entry in a fixed layout (shared with the detail view).
+func Line(e state.Entry, w int) string {
+	outcome := string(e.Phase)
+	if e.Phase == state.PhaseOutcome {
+		outcome = e.Outcome
+	}
+	var params []string
+	for _, k := range sortedKeys(e.Params) {
+		if v := e.Params[k]; v != "" && v != "false" {
+			params = append(params, k+"="+v)
+		}
+	}
+	s := fmt.Sprintf("%5d %s %-9s %-9s %s", e.Seq, e.Time.UTC().Format("01-02 15:04:05"), e.Action, outcome, e.Target)
+	if len(params) > 0 {
+		s += " " + strings.Join(params, " ")
+	}
+	if e.Error != "" {
+		s += "  error: " + strings.ReplaceAll(e.Error, "\n", " ")
+	}
+	return ansi.Truncate(s, w, "~")
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+	return ks
+}
+
+// View renders the screen in w×h.
+func (m *Model) View(th theme.Theme, w, h int, _ time.Time) string {
+	title := "journal"
+	if m.Target != "" {
+		title += ": " + m.Target
+	}
+	lines := []string{th.Title.Render(ansi.Truncate(fmt.Sprintf("%s  (%d entries, newest first)", title, len(m.entries)), w, "~")),
+		th.Header.Render(ansi.Truncate("  SEQ TIME (UTC)     ACTION    PHASE     TARGET", w, "~"))}
+	body := h - 3
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+body {
+		m.offset = m.cursor - body + 1
+	}
+	switch {
+	case m.Err != "":
+		lines = append(lines, th.Err.Render(ansi.Truncate(m.Err, w, "~")))
+	case len(m.entries) == 0:
+		lines = append(lines, th.Dim.Render("no journal entries yet"))
+	}
+	for i := m.offset; i < len(m.entries) && i < m.offset+body; i++ {
+		e := m.entries[i]
+		l := pad(Line(e, w), w)
+		switch {
+		case i == m.cursor:
+			l = th.Selected.Render(l)
+		case e.Outcome == state.OutcomeFailed || e.Outcome == state.OutcomeRefused:
+			l = th.Err.Render(l)
+		case e.Outcome == state.OutcomeCancelled:
+			l = th.Warn.Render(l)
+		}
+		lines = append(lines, l)
+	}
+	for len(lines) < h-1 {
+		lines = append(lines, "")
+	}
+	lines = append(lines[:h-1], th.Dim.Render(ansi.Truncate("j/k scroll  g/G ends  esc back", w, "~")))
+	return strings.Join(lines, "\n")
+}
+
+func pad(s string, w int) string {
+	if n := ansi.StringWidth(s); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}
