@@ -274,6 +274,20 @@ func init() {
 					}
 				})
 			}},
+		ruleDef{Rule: cr("CMP-T05", "Image registry outside the allowlist", low, axT,
+			"the image comes from a registry outside the operator's allowlist (supply chain)",
+			"pull from an allowlisted registry or mirror"),
+			check: func(c *ctx) {
+				if len(c.opts.RegistryAllowlist) == 0 {
+					return // policy off: nothing to compare against
+				}
+				allowed := setOf(c.opts.RegistryAllowlist...)
+				c.composeServices(func(n string, s map[string]any) {
+					if img := getString(s, "image"); img != "" && !allowed[imageRegistry(img)] {
+						c.report("CMP-T05", svcPath(n, "image"), 0, "service %q pulls from %s, which is not allowlisted", n, imageRegistry(img))
+					}
+				})
+			}},
 		ruleDef{Rule: cr("CMP-T06", "Secrets in build args", high, axT,
 			"build args carry a credential: it is baked into image layers the agent can read",
 			"pass build secrets with build.secrets, never args"),
@@ -300,4 +314,13 @@ func init() {
 				}
 			}},
 	)
+}
+
+// imageRegistry returns the registry host of an image reference (docker.io when none is given).
+func imageRegistry(img string) string {
+	first, _, found := strings.Cut(img, "/")
+	if !found || !(strings.ContainsAny(first, ".:") || first == "localhost") {
+		return "docker.io"
+	}
+	return first
 }

@@ -251,6 +251,41 @@ func init() {
 					}
 				})
 			}},
+		ruleDef{Rule: cr("K8S-H09", "AppArmor unconfined", high, axH,
+			"appArmorProfile.type: Unconfined drops the runtime's AppArmor profile",
+			"remove appArmorProfile or use RuntimeDefault"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					if getString(m, "securityContext", "appArmorProfile", "type") == "Unconfined" {
+						c.report("K8S-H09", P(base, "securityContext", "appArmorProfile", "type"), 0, "service %q runs AppArmor unconfined", n)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-H10", "SELinux options outside the allowed set", high, axH,
+			"seLinuxOptions sets a type outside container_t/container_init_t/container_kvm_t/container_engine_t, or a user/role",
+			"remove seLinuxOptions"),
+			check: func(c *ctx) {
+				allowed := setOf("", "container_t", "container_init_t", "container_kvm_t", "container_engine_t")
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					se := getMap(m, "securityContext", "seLinuxOptions")
+					if se == nil {
+						return
+					}
+					if !allowed[getString(se, "type")] || getString(se, "user") != "" || getString(se, "role") != "" {
+						c.report("K8S-H10", P(base, "securityContext", "seLinuxOptions"), 0, "service %q sets SELinux options %v", n, se)
+					}
+				})
+			}},
+		ruleDef{Rule: cr("K8S-H14", "Windows HostProcess container", crit, axH,
+			"windowsOptions.hostProcess: true runs the container as a process on the Windows node",
+			"remove windowsOptions.hostProcess"),
+			check: func(c *ctx) {
+				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
+					if b, _ := getBool(m, "securityContext", "windowsOptions", "hostProcess"); b {
+						c.report("K8S-H14", P(base, "securityContext", "windowsOptions", "hostProcess"), 0, "service %q is a HostProcess container", n)
+					}
+				})
+			}},
 		ruleDef{Rule: cr("K8S-H11", "/proc unmasked", high, axH,
 			"procMount: Unmasked exposes kernel files Docker/containerd normally mask",
 			"remove procMount: Unmasked"),

@@ -25,6 +25,8 @@ func fixtureOptions(t *testing.T, data []byte) Options {
 			o.EngineVersion = v
 		case "tooling":
 			o.Tooling = v
+		case "registries":
+			o.RegistryAllowlist = strings.Split(v, ",")
 		default:
 			t.Fatalf("unknown fixture option %q", k)
 		}

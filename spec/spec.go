@@ -32,6 +32,9 @@ type Options struct {
 	Tooling string
 	// LANBridges are Proxmox bridges with a physical uplink (PVE-N02); default ["vmbr0"].
 	LANBridges []string
+	// RegistryAllowlist enables CMP-T05: image registries (e.g. "registry.example",
+	// "docker.io") images may come from.
+	RegistryAllowlist []string
 	// Env is used for ${VAR} interpolation in Compose files; nil means an empty environment.
 	Env map[string]string
 	// MaxBytes caps the input size; 0 means DefaultMaxBytes.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
@@ -43,6 +44,7 @@ func TestCancelledRevertSaysWhereItStoppedAndASecondRevertFinishes(t *testing.T)
 	if err == nil {
 		t.Fatal("cancelled revert returned no error")
 	}
+	t.Logf("interrupted revert: %v", err)
 	for _, want := range []string{"interrupted", "partially restored", "created: " + project + "-b-1", "started: none", "run the revert again"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
@@ -86,7 +88,7 @@ func TestRevertRefusals(t *testing.T) {
 	}
 }
 
-func TestRevertKeepsStaticAddressesAndAliases(t *testing.T) {
+func TestRevertKeepsStaticAddressesAliasesAndAnonymousVolumes(t *testing.T) {
 	b := newTestBackend(t, Options{})
 	cli := b.Client()
 	ctx := context.Background()
@@ -105,7 +107,8 @@ func TestRevertKeepsStaticAddressesAndAliases(t *testing.T) {
 	}
 	dockertest.Project(t, project)
 	cid := dockertest.StartService(t, project, "", dockertest.Image(t), dockertest.Service{Name: "target",
-		HostConfig: &container.HostConfig{NetworkMode: container.NetworkMode(netName)}})
+		HostConfig: &container.HostConfig{NetworkMode: container.NetworkMode(netName),
+			Mounts: []mount.Mount{{Type: mount.TypeVolume, Target: "/anon"}}}}) // an anonymous volume
 	// StartService joins no endpoint config for a foreign network mode: reconnect with a static address.
 	if _, err := cli.NetworkDisconnect(ctx, netName, client.NetworkDisconnectOptions{Container: cid, Force: true}); err != nil {
 		t.Fatal(err)
@@ -114,13 +117,18 @@ func TestRevertKeepsStaticAddressesAndAliases(t *testing.T) {
 		Aliases: []string{"target", "flag-server"}, IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: netip.MustParseAddr(static)}}}); err != nil {
 		t.Fatal(err)
 	}
+	sh(t, b, id, "target", "echo anon-original > /anon/f")
 	snap, err := b.Snapshot(ctx, id, backends.SnapshotOptions{NoPause: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	sh(t, b, id, "target", "echo anon-changed > /anon/f")
 	removeMembersAndNetworks(t, b, project)
 	if err := b.Revert(ctx, id, snap.ID, backends.RevertOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if got := sh(t, b, id, "target", "cat /anon/f"); got != "anon-original" {
+		t.Errorf("anonymous volume after revert: %q", got)
 	}
 	m, err := b.member(ctx, id, "target")
 	if err != nil {

@@ -178,7 +178,7 @@ func composeExec(t *testing.T, project, service, want string) {
 	}
 }
 
-// removeMembersAndNetworks force-removes a project's containers and networks, keeping volumes.
+// removeMembersAndNetworks force-removes a project's containers and networks, keeping named volumes.
 func removeMembersAndNetworks(t *testing.T, b *Backend, project string) {
 	t.Helper()
 	ctx := context.Background()
@@ -187,7 +187,7 @@ func removeMembersAndNetworks(t *testing.T, b *Backend, project string) {
 		t.Fatal(err)
 	}
 	for _, c := range cs {
-		if _, err := b.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err != nil {
+		if _, err := b.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

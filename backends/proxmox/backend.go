@@ -162,7 +162,9 @@ func readSecret(env, file string) (string, error) {
 		}
 	}
 	if path, id, ok := strings.Cut(file, "#"); ok && id != "" {
-		return instancePassword(path, id) // an instance of Inspect's PROXMOX_CONFIG_FILE
+		if _, err := os.Stat(file); err != nil { // not a plain file whose name has a '#'
+			return instancePassword(path, id) // an instance of Inspect's PROXMOX_CONFIG_FILE
+		}
 	}
 	if file != "" {
 		b, err := os.ReadFile(file)

@@ -2,11 +2,12 @@ package facts
 
 import (
 	"context"
-	"encoding/binary"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rangekeeper/rangekeeper/probe/internal/dnscanary"
 )
 
 // recordingDialer records every socket the probe asks for, and dials only loopback, mapping
@@ -119,79 +120,6 @@ func startDNSCanary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, addr, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if resp := dnsAnswer(buf[:n]); resp != nil {
-				_, _ = pc.WriteTo(resp, addr)
-			}
-		}
-	}()
+	go dnscanary.Serve(pc, "canary.test")
 	return pc.LocalAddr().String()
-}
-
-func dnsAnswer(q []byte) []byte {
-	if len(q) < 12 {
-		return nil
-	}
-	// Question name ends at the first zero label; then QTYPE and QCLASS.
-	i := 12
-	var labels []string
-	for i < len(q) && q[i] != 0 {
-		l := int(q[i])
-		if i+1+l > len(q) {
-			return nil
-		}
-		labels = append(labels, string(q[i+1:i+1+l]))
-		i += 1 + l
-	}
-	if i+5 > len(q) {
-		return nil
-	}
-	qtype := binary.BigEndian.Uint16(q[i+1:])
-	question := q[12 : i+5]
-	name := strings.ToLower(strings.Join(labels, "."))
-	resp := append([]byte{}, q[:2]...)
-	match := strings.HasSuffix(name, ".canary.test")
-	rcode := byte(0)
-	if !match {
-		rcode = 3 // NXDOMAIN
-	}
-	ancount := uint16(0)
-	if match && qtype == 1 {
-		ancount = 1
-	}
-	resp = append(resp, 0x81, 0x80|rcode, 0, 1, byte(ancount>>8), byte(ancount), 0, 0, 0, 0)
-	resp = append(resp, question...)
-	if ancount == 1 {
-		resp = append(resp, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 53)
-	}
-	return resp
-}
-
-// TestIPv6Target is E-V6-01: a canary given as an IPv6 literal is dialled over IPv6.
-func TestIPv6Target(t *testing.T) {
-	ln, err := net.Listen("tcp6", "[::1]:0")
-	if err != nil {
-		t.Skipf("no IPv6 loopback here: %v", err)
-	}
-	defer ln.Close()
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			c.Close()
-		}
-	}()
-	d := &recordingDialer{}
-	root := fixture(t, map[string]string{"/proc/net/if_inet6": "20010db8000000000000000000000001 02 40 00 80 eth0\n"})
-	rep := Collect(context.Background(), Options{Root: root, Env: []string{}, Homes: []string{}, Dialer: d, Targets: Targets{Egress: []string{ln.Addr().String()}}})
-	if !rep.Network.IPv6 {
-		t.Error("global IPv6 address not noticed")
-	}
-	if r := rep.Network.Egress[0]; r.Status != NetReachable || !strings.HasPrefix(r.Target, "[::1]:") {
-		t.Errorf("IPv6 canary %+v", r)
-	}
 }

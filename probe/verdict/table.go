@@ -277,7 +277,13 @@ var classes = []class{
 	{id: "RK-EGRESS", name: "Egress to canary", axis: catalog.AxisNetwork, rules: []string{"CMP-N03", "K8S-N02", "HELM-N01"},
 		probe: netClass("E-TCP-01", catalog.SeverityCritical, func(n facts.Network) []facts.NetResult { return n.Egress })},
 	{id: "RK-DNS", name: "DNS exfiltration", axis: catalog.AxisNetwork, rules: []string{"CMP-N06", "K8S-N03", "PVE-N08"},
-		probe: netClass("E-DNS-02", catalog.SeverityHigh, func(n facts.Network) []facts.NetResult { return n.DNS })},
+		probe: func(f *facts.Report, vs Versions, v *Verdict) {
+			netClass("E-DNS-02", catalog.SeverityHigh, func(n facts.Network) []facts.NetResult { return n.DNS })(f, vs, v)
+			if ev := engineDNSBug(vs.Engine); ev != "" && v.Status == Unknown {
+				fromVersions(v, "engine", ev)
+				v.Note = "not tested: configure a DNS canary (probe.dns) to confirm the engine's forwarding"
+			}
+		}},
 	{id: "RK-METADATA", name: "Metadata reachable", axis: catalog.AxisNetwork, rules: []string{"K8S-N04", "CMP-N08", "PVE-N10"},
 		probe: netClass("E-META-01", catalog.SeverityCritical, func(n facts.Network) []facts.NetResult { return n.Metadata })},
 	{id: "RK-CREDS", name: "Credentials inside", axis: catalog.AxisTooling, rules: []string{"CMP-T01", "K8S-T03", "CMP-T06"},
@@ -418,4 +424,17 @@ func privilegedSignature(f *facts.Report) []string {
 		return nil
 	}
 	return why
+}
+
+// engineDNSBug says when a Docker Engine version forwards DNS from internal networks
+// (CVE-2024-29018, fixed 26.0.0 / 25.0.4 / 23.0.11; 24.x never fixed).
+func engineDNSBug(engine string) string {
+	ev := parseVersion(engine)
+	if !ev.ok {
+		return ""
+	}
+	if fixedIn(ev, "0.1", "26.0.0", "25.0.4", "23.0.11") {
+		return "engine " + engine + " forwards DNS from internal networks (CVE-2024-29018)"
+	}
+	return ""
 }

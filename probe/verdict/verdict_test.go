@@ -82,6 +82,7 @@ func TestEvaluate(t *testing.T) {
 		{name: "lint finding exposes", class: "SEB-13", status: Exposed, severity: catalog.SeverityCritical,
 			in: Input{Lint: []LintFinding{{RuleID: "CMP-H16", Severity: catalog.SeverityCritical}}}},
 		{name: "egress not tested is unknown", class: "RK-EGRESS", status: Unknown},
+		{name: "dns untested on a buggy engine stays unknown", class: "RK-DNS", status: Unknown, in: Input{Versions: Versions{Engine: "20.10.24+dfsg1"}}},
 		{name: "egress reachable", class: "RK-EGRESS", status: Exposed, severity: catalog.SeverityCritical,
 			mutate: func(f *facts.Report) {
 				f.Network.Egress = []facts.NetResult{{Target: "canary:80", Status: facts.NetReachable}}
@@ -148,6 +149,14 @@ func TestParseVersion(t *testing.T) {
 	for _, tt := range tests {
 		if got := parseVersion(tt.a).less(parseVersion(tt.b)); got != tt.less {
 			t.Errorf("%s < %s = %v, want %v", tt.a, tt.b, got, tt.less)
+		}
+	}
+}
+
+func TestEngineDNSBug(t *testing.T) {
+	for engine, buggy := range map[string]bool{"20.10.24+dfsg1": true, "24.0.7": true, "25.0.3": true, "25.0.4": false, "23.0.11": false, "26.1.0": false, "": false} {
+		if got := engineDNSBug(engine) != ""; got != buggy {
+			t.Errorf("%q: buggy %v, want %v", engine, got, buggy)
 		}
 	}
 }

@@ -68,6 +68,21 @@ func waitOutput(t *testing.T, tm *teatest.TestModel, token string) {
 		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
+// waitFile polls a file until ok accepts its content (the screen's status line is redrawn by a
+// cell-diffing renderer, so the file itself is the reliable signal that a save happened).
+func waitFile(t *testing.T, path string, ok func([]byte) bool) []byte {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && ok(b) {
+			return b
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s was not written as expected", path)
+	return nil
+}
+
 func press(tm *teatest.TestModel, keys ...string) {
 	for _, k := range keys {
 		switch k {
@@ -122,18 +137,15 @@ func TestAuthorHardenedComposeFromNothing(t *testing.T) {
 
 	// Save, then try to save again: the second write must ask and, on "n", keep the file.
 	press(tm, "ctrl+s", "enter")
-	waitOutput(t, tm, "saved")
 	saved := filepath.Join(dir, "compose.yaml")
-	before, err := os.ReadFile(saved)
-	if err != nil {
-		t.Fatalf("file not written: %v", err)
-	}
+	before := waitFile(t, saved, func(b []byte) bool { return len(b) > 0 })
 	press(tm, "ctrl+s", "enter")
-	waitOutput(t, tm, "overwrite")
-	press(tm, "n")
-	waitOutput(t, tm, "overwritten")
-	press(tm, "q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	waitOutput(t, tm, "(y/n)")
+	press(tm, "n", "q")
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	if final.status != "not overwritten" {
+		t.Errorf("status %q after declining the overwrite", final.status)
+	}
 
 	after, _ := os.ReadFile(saved)
 	if !bytes.Equal(before, after) {
@@ -192,12 +204,11 @@ services:
 	press(tm, "f")
 	r.wait(t, "fixed", clean)
 	press(tm, "ctrl+s", "enter")
-	waitOutput(t, tm, "overwrite")
+	waitOutput(t, tm, "(y/n)")
 	press(tm, "y")
-	waitOutput(t, tm, "saved")
+	got := waitFile(t, path, func(b []byte) bool { return !strings.Contains(string(b), "privileged") })
 	press(tm, "q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
-	got, _ := os.ReadFile(path)
 	for _, want := range []string{"# Range for task 7: keep this header.", "# pinned by the range team", "# the agent needs no network"} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("comment %q lost:\n%s", want, got)

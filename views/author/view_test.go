@@ -7,7 +7,11 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// teatest's golden package already registers -update; reuse it so `go test -update` works.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // TestViewGolden renders the form with a dangerous choice in a narrow and a wide terminal.
 func TestViewGolden(t *testing.T) {
@@ -23,7 +27,7 @@ func TestViewGolden(t *testing.T) {
 			m.Update(m.lintNow()())
 			got := []byte(m.render())
 			path := filepath.Join("testdata", tc.name)
-			if *update {
+			if updating() {
 				if err := os.WriteFile(path, got, 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -73,9 +73,9 @@ type Server struct {
 	once  sync.Once
 }
 
-// Start creates and starts a simulator on a loopback listener.
+// Start creates and starts a simulator on a loopback listener (httptest binds 127.0.0.1).
 func Start(opts Options) *Server {
-	s := New(opts)
+	s := newServer(opts)
 	if opts.TLS {
 		s.http = httptest.NewTLSServer(s)
 	} else {
@@ -84,8 +84,7 @@ func Start(opts Options) *Server {
 	return s
 }
 
-// New creates an unstarted simulator; serve it with any http.Server (Start is the usual way).
-func New(opts Options) *Server {
+func newServer(opts Options) *Server {
 	if opts.Node == "" {
 		opts.Node = "pve"
 	}
@@ -139,7 +138,7 @@ func (s *Server) Node() string { return s.opts.Node }
 // HTTPClient returns a client that trusts the server's certificate (TLS) or a plain client.
 func (s *Server) HTTPClient() *http.Client { return s.http.Client() }
 
-// Certificate returns the PEM-less DER of the TLS certificate, or nil for plain HTTP.
+// Certificate returns the DER bytes of the TLS certificate, or nil for plain HTTP.
 func (s *Server) Certificate() []byte {
 	if c := s.http.Certificate(); c != nil {
 		return c.Raw
