@@ -57,11 +57,17 @@ type document struct {
 	vpos   map[string]Pos // value positions
 	model  map[string]any // format-specific model (merged compose model, values, config)
 	qm     []qmLine       // raw qm / firewall lines
+	// remap translates rule paths to source paths when the rules read a converted model
+	// (a Compose file linted as the agent-env values Inspect converts it to).
+	remap func(Path) Path
 }
 
 // position resolves a path to the closest written position: the node itself, else its nearest
 // written ancestor (a key that came from an extends/anchor/default), else line 1.
 func (d *document) position(p Path) Pos {
+	if d.remap != nil {
+		p = d.remap(p)
+	}
 	for n := len(p); n > 0; n-- {
 		if pos, ok := d.pos[p[:n].key()]; ok {
 			return pos

@@ -14,16 +14,17 @@ import (
 type Format string
 
 const (
-	FormatCompose     Format = "compose" // Docker Compose file (Inspect `docker`)
-	FormatHelm        Format = "helm"    // agent-env Helm values (Inspect `k8s`)
-	FormatProxmox     Format = "proxmox" // ProxmoxSandboxEnvironmentConfig YAML/JSON
-	FormatQM          Format = "qm"      // raw `qm config` / qemu-server .conf
-	FormatPVEFirewall Format = "pve-fw"  // /etc/pve/firewall/<vmid>.fw or cluster.fw
+	FormatCompose     Format = "compose"     // Docker Compose file (Inspect `docker`)
+	FormatHelm        Format = "helm"        // agent-env Helm values (Inspect `k8s`)
+	FormatProxmox     Format = "proxmox"     // ProxmoxSandboxEnvironmentConfig YAML/JSON
+	FormatQM          Format = "qm"          // raw `qm config` / qemu-server .conf
+	FormatPVEFirewall Format = "pve-fw"      // /etc/pve/firewall/<vmid>.fw or cluster.fw
+	FormatComposeK8s  Format = "compose-k8s" // Compose file used as a k8s spec (Inspect converts it)
 	FormatUnknown     Format = ""
 )
 
 // Formats lists every format lint accepts for --format.
-var Formats = []Format{FormatCompose, FormatHelm, FormatProxmox, FormatQM, FormatPVEFirewall}
+var Formats = []Format{FormatCompose, FormatHelm, FormatProxmox, FormatQM, FormatPVEFirewall, FormatComposeK8s}
 
 // ParseFormat accepts a format name or a common alias.
 func ParseFormat(s string) (Format, error) {
@@ -40,8 +41,10 @@ func ParseFormat(s string) (Format, error) {
 		return FormatQM, nil
 	case "pve-fw", "fw", "firewall":
 		return FormatPVEFirewall, nil
+	case "compose-k8s", "k8s-compose":
+		return FormatComposeK8s, nil
 	}
-	return FormatUnknown, fmt.Errorf("unknown format %q (want compose, helm, proxmox, qm or pve-fw)", s)
+	return FormatUnknown, fmt.Errorf("unknown format %q (want compose, helm, proxmox, qm, pve-fw or compose-k8s)", s)
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)(?::(\d+))?`)
@@ -115,6 +118,8 @@ func parse(name string, data []byte, opts Options) (*document, error) {
 		err = parseProxmox(doc)
 	case FormatQM, FormatPVEFirewall:
 		err = parseQM(doc)
+	case FormatComposeK8s:
+		err = parseComposeK8s(doc, opts)
 	default:
 		err = &InputError{File: name, Line: 1, Msg: fmt.Sprintf("unsupported format %q", format)}
 	}

@@ -39,7 +39,7 @@ func classify(doc *document, c *ctx) Profile {
 			p.T = t
 		}
 		p.N, p.Why = composeNetworkLevel(c)
-	case FormatHelm:
+	case FormatHelm, FormatComposeK8s:
 		p.H = "H2"
 		p.N, p.Why = helmNetworkLevel(doc.model)
 	case FormatProxmox, FormatQM, FormatPVEFirewall:

@@ -27,6 +27,10 @@ func register(defs ...ruleDef) {
 		}
 		for _, f := range d.formats {
 			registry[f] = append(registry[f], d)
+			if f == FormatHelm {
+				// A Compose file used as a k8s spec is linted as the values it converts to.
+				registry[FormatComposeK8s] = append(registry[FormatComposeK8s], d)
+			}
 		}
 	}
 }

@@ -259,6 +259,9 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		wait()
 		db.Close()
 	})
+	if o.w < 60 || o.h < 12 {
+		return h
+	}
 	h.waitFor("fleet", func(s string) bool { return strings.Contains(s, "4/4 sandboxes") || strings.Contains(s, "/4 sandboxes") })
 	return h
 }

@@ -278,7 +278,7 @@ func (w *watcher) build(key string) (backends.Sandbox, bool) {
 		objs, _ := inf.GetIndexer().ByIndex(byRelease, key)
 		for _, o := range objs {
 			if p, ok := o.(*corev1.Pod); ok {
-				pods = append(pods, p.DeepCopy())
+				pods = append(pods, p) // read-only: buildSandbox never mutates a cached pod
 			}
 		}
 	}

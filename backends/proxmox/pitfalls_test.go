@@ -293,3 +293,19 @@ func TestErrorShapes(t *testing.T) {
 		t.Errorf("stalled freeze: %v", err)
 	}
 }
+
+// go-proxmox pitfalls §1.5.3/§1.5.5: a short or empty UPID must be an error, not a panic or a nil
+// task dereference.
+func TestWaitTaskRejectsMalformedUPIDs(t *testing.T) {
+	_, b := startDemo(t, pvesim.Options{})
+	ctx := ctxT(t)
+	for _, upid := range []pve.UPID{"", "UPID:pve:00000001:00000002:00000003:qmstart:100"} {
+		if err := b.waitTask(ctx, upid, "start VM 100"); err == nil || !strings.Contains(err.Error(), "start VM 100") {
+			t.Errorf("waitTask(%q) = %v", upid, err)
+		}
+	}
+	err := b.waitTask(ctx, "UPID:pve:00000001:00000002:00000003:qmstart:100:root@pam:", "start VM 100")
+	if err == nil || !strings.Contains(err.Error(), "no such task") {
+		t.Errorf("unknown UPID: %v", err)
+	}
+}

@@ -10,14 +10,31 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rangekeeper/rangekeeper/backends/docker"
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/demos"
+	"github.com/rangekeeper/rangekeeper/demos/fleet"
 )
+
+// addSimulatedRanges shows the tiers this machine has no real backend for, clearly marked
+// SIMULATED, so the demo shows the whole workbench.
+func addSimulatedRanges(f *factory, opts *demoOptions) error {
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	if opts.Fleet > 0 && !cfg.Kubernetes.Enabled {
+		f.extraBackends = append(f.extraBackends, fleet.New("simulated", backends.KindKubernetes, opts.Fleet, 2*time.Second))
+		fmt.Fprintf(f.ErrOut, "  + %d SIMULATED Kubernetes releases (no cluster configured)\n", opts.Fleet)
+	}
+	return nil
+}
 
 func init() { registerCommand(newDemoCmd) }
 
 type demoOptions struct {
 	Down  bool
 	NoTUI bool
+	Fleet int // simulated Kubernetes releases shown beside the real Docker range
 }
 
 func newDemoCmd(f *factory) *cobra.Command {
@@ -33,6 +50,7 @@ Inspect-style compose sandboxes (hardened, weak, scorer on the agent's network) 
 	}
 	cmd.Flags().BoolVar(&opts.Down, "down", false, "remove everything the demo made")
 	cmd.Flags().BoolVar(&opts.NoTUI, "no-tui", false, "start the range and list it, without opening the TUI")
+	cmd.Flags().IntVar(&opts.Fleet, "fleet", 240, "SIMULATED Kubernetes releases to add when no cluster is configured (0: none)")
 	return cmd
 }
 
@@ -88,6 +106,9 @@ func runDemo(ctx context.Context, f *factory, opts *demoOptions) error {
 		fmt.Fprintf(f.ErrOut, "  %s\n", p.Name)
 	}
 	fmt.Fprintln(f.ErrOut, "remove it with: rangekeeper demo --down")
+	if err := addSimulatedRanges(f, opts); err != nil {
+		return err
+	}
 	if opts.NoTUI || !f.IsTerminal() {
 		s, err := f.ReadySupervisor(ctx, 10*time.Second)
 		if err != nil {

@@ -78,6 +78,9 @@ func runLs(_ context.Context, f *factory, s *supervisor.Supervisor, opts *lsOpti
 		if !sb.Actionable {
 			name += " (not a sandbox)"
 		}
+		if sb.Simulated {
+			name += " (SIMULATED)"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", sb.Backend, name, dash(sb.Task), sb.Status, running, len(sb.Members),
 			shortAge(opts.Now(), sb.Created), sev, sb.ID)
 	}

@@ -72,12 +72,18 @@ func Line(e state.Entry, w int) string {
 			params = append(params, k+"="+v)
 		}
 	}
-	s := fmt.Sprintf("%5d %s %-9s %-9s %s", e.Seq, e.Time.UTC().Format("01-02 15:04:05"), e.Action, outcome, e.Target)
-	if len(params) > 0 {
-		s += " " + strings.Join(params, " ")
+	target := e.Target
+	if w < 110 { // narrow: the sandbox name is enough, the backend is in the detail
+		if i := strings.LastIndex(target, "/"); i >= 0 {
+			target = target[i+1:]
+		}
 	}
+	s := fmt.Sprintf("%5d %s %-9s %-9s %s", e.Seq, e.Time.UTC().Format("01-02 15:04:05"), e.Action, outcome, target)
 	if e.Error != "" {
 		s += "  error: " + strings.ReplaceAll(e.Error, "\n", " ")
+	}
+	if len(params) > 0 {
+		s += "  " + strings.Join(params, " ")
 	}
 	return ansi.Truncate(s, w, "~")
 }
@@ -103,7 +109,7 @@ func (m *Model) View(th theme.Theme, w, h int, _ time.Time) string {
 	}
 	lines := []string{th.Title.Render(ansi.Truncate(fmt.Sprintf("%s  (%d entries, newest first)", title, len(m.entries)), w, "~")),
 		th.Header.Render(ansi.Truncate("  SEQ TIME (UTC)     ACTION    PHASE     TARGET", w, "~"))}
-	body := h - 3
+	body := h - 5 // title, header, two lines for the selected entry, footer
 	if m.cursor < m.offset {
 		m.offset = m.cursor
 	}
@@ -129,10 +135,11 @@ func (m *Model) View(th theme.Theme, w, h int, _ time.Time) string {
 		}
 		lines = append(lines, l)
 	}
-	for len(lines) < h-1 {
+	for len(lines) < h-3 {
 		lines = append(lines, "")
 	}
-	lines = append(lines[:h-1], th.Dim.Render(ansi.Truncate("j/k scroll  g/G ends  esc back", w, "~")))
+	lines = append(lines[:h-3], m.selectedLines(th, w)...)
+	lines = append(lines, th.Dim.Render(ansi.Truncate("j/k scroll  g/G ends  esc back", w, "~")))
 	return strings.Join(lines, "\n")
 }
 
@@ -141,4 +148,21 @@ func pad(s string, w int) string {
 		return s + strings.Repeat(" ", w-n)
 	}
 	return s
+}
+
+// selectedLines spell out the cursor entry's target and error in full (two lines), since the
+// table cuts them at narrow widths.
+func (m *Model) selectedLines(th theme.Theme, w int) []string {
+	if m.cursor >= len(m.entries) {
+		return []string{"", ""}
+	}
+	e := m.entries[m.cursor]
+	first := fmt.Sprintf("#%d %s %s by %s", e.Seq, e.Action, e.Target, e.Operator)
+	second := ""
+	if e.Error != "" {
+		second = th.Err.Render(ansi.Truncate("error: "+strings.ReplaceAll(e.Error, "\n", " "), w, "~"))
+	} else if e.Intent != 0 {
+		second = fmt.Sprintf("outcome of #%d: %s", e.Intent, e.Outcome)
+	}
+	return []string{th.Dim.Render(ansi.Truncate(first, w, "~")), second}
 }

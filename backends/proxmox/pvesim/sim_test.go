@@ -278,3 +278,26 @@ func TestFaultInjection(t *testing.T) {
 		t.Error("latency not applied")
 	}
 }
+
+// PVE lists an active task with status "RUNNING" and no endtime (go-proxmox pitfall §1.5.4).
+func TestActiveTaskListing(t *testing.T) {
+	s := Start(Options{TaskDelay: 300 * time.Millisecond})
+	defer s.Close()
+	if err := SeedDemo(s); err != nil {
+		t.Fatal(err)
+	}
+	a := do(t, s, "POST", "/nodes/pve/qemu/122/status/start", "", "", nil)
+	var tasks []map[string]any
+	_ = json.Unmarshal(do(t, s, "GET", "/nodes/pve/tasks?source=active", "", "", nil).Data, &tasks)
+	if len(tasks) != 1 || tasks[0]["status"] != "RUNNING" || tasks[0]["endtime"] != nil {
+		t.Fatalf("active tasks %v", tasks)
+	}
+	var st map[string]any
+	_ = json.Unmarshal(do(t, s, "GET", "/nodes/pve/tasks/"+strings.Trim(string(a.Data), `"`)+"/status", "", "", nil).Data, &st)
+	if st["status"] != "running" || st["exitstatus"] != nil {
+		t.Fatalf("running status %v", st)
+	}
+	if a := do(t, s, "GET", "/nodes/pve/tasks/UPID:pve:1:2:3:x:y:z:/status", "", "", nil); a.status != 400 || a.Errs["upid"] == "" {
+		t.Errorf("unparsable upid: %d %v", a.status, a.Errs)
+	}
+}
