@@ -119,24 +119,31 @@ func RunWith(ctx context.Context, exec backends.Executor, cp backends.Copier, sa
 		if rep == nil && how == placedByCopy && (code == exitNotFound || code == exitCannotExec && strings.Contains(why, "no such file")) {
 			// The engine's archive API writes beneath a tmpfs the member sees over it: the
 			// copy "succeeded" but the member cannot see the file. Stream it in instead.
+			shadowed = true
 			if err := placeViaShell(ctx, exec, sandboxID, member, p, bin); err == nil {
-				how, shadowed = placedByShell, true
+				how = placedByShell
 				rep, why, _ = run()
 			}
 		}
+		tidy := func() string {
+			c := cleanup(ctx, exec, cp, sandboxID, member, p)
+			if shadowed {
+				// The archive API cannot delete; truncate the hidden copy and say it is there.
+				_ = cp.CopyTo(ctx, sandboxID, member, p, []byte{}, 0o600)
+				c += "; an emptied file remains beneath the tmpfs at " + p + " in the container layer"
+			}
+			return c
+		}
 		if rep == nil {
 			res.Attempts = append(res.Attempts, dir+": "+why)
-			cleanup(ctx, exec, cp, sandboxID, member, p)
+			if c := tidy(); c != "removed" {
+				res.Attempts = append(res.Attempts, dir+": cleanup: "+c)
+			}
 			continue
 		}
 		res.Location, res.Facts = p, rep
 		res.Attempts = append(res.Attempts, dir+": ran ("+string(how)+")")
-		res.Cleanup = cleanup(ctx, exec, cp, sandboxID, member, p)
-		if shadowed {
-			// The archive API cannot delete; truncate the hidden copy and say it is there.
-			_ = cp.CopyTo(ctx, sandboxID, member, p, []byte{}, 0o600)
-			res.Cleanup += "; an emptied file remains beneath the tmpfs at " + p + " in the container layer"
-		}
+		res.Cleanup = tidy()
 		return res, nil
 	}
 	res.CouldNotProbe = "could not probe: no writable location where the probe could run (" + strings.Join(res.Attempts, "; ") + ")"

@@ -96,7 +96,17 @@ func parseComposeK8s(doc *document, opts Options) error {
 		}
 	}
 	doc.model = values
-	doc.remap = func(p Path) Path { return composeK8sSource(p, rename) }
+	doc.remap = func(p Path) Path {
+		// env[i] is the i-th environment key in sorted order (convertService builds it so).
+		if len(p) >= 4 && p[0] == "services" && p[2] == "env" {
+			orig := rename[p[1]]
+			keys := sortedKeys(getMap(view.services[orig], "environment"))
+			if i, err := strconv.Atoi(p[3]); err == nil && i < len(keys) {
+				return svcPath(orig, "environment", keys[i])
+			}
+		}
+		return composeK8sSource(p, rename)
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // fuzzFormat feeds arbitrary bytes to one parser (and the rules behind it). Any result is fine
@@ -21,7 +22,18 @@ func fuzzFormat(f *testing.F, format Format, seeds ...string) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := LintBytes("fuzz.in", data, Options{Format: format, MaxBytes: 64 << 10})
+		// A hang is a failure too (Go's fuzzer would just stall on it): give each input a bound.
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, err = LintBytes("fuzz.in", data, Options{Format: format, MaxBytes: 64 << 10})
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("lint did not finish within 10s on %q", data)
+		}
 		if err == nil {
 			return
 		}

@@ -247,3 +247,36 @@ func TestSecretsNeverInMessages(t *testing.T) {
 		t.Errorf("CMP-T01: %+v", t01)
 	}
 }
+
+// TestComposeAsK8s lints a Compose file the way inspect_k8s_sandbox converts it: unsupported
+// keys are rejected with their line, and the converted values get the agent-env rules with
+// findings pointing at the Compose keys.
+func TestComposeAsK8s(t *testing.T) {
+	src := `x-inspect_k8s_sandbox:
+  allow_domains: ["*"]
+services:
+  agent:
+    image: python:3.12
+    x-default: true
+    runtime: runc
+    environment:
+      OPENAI_API_KEY: not-a-key
+`
+	res, err := LintBytes("compose.yaml", []byte(src), Options{Format: FormatComposeK8s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Profile.H != "H2" || res.Profile.N != "N0" {
+		t.Errorf("profile %s", res.Profile)
+	}
+	for id, line := range map[string]int{"HELM-N01": 1, "HELM-H01": 7, "K8S-T03": 9} {
+		fs := find(res, id)
+		if len(fs) != 1 || fs[0].Line != line || !strings.Contains(fs[0].Message, `"default"`) && id != "HELM-N01" {
+			t.Errorf("%s: %+v (want line %d)", id, fs, line)
+		}
+	}
+	_, err = LintBytes("compose.yaml", []byte("services:\n  default:\n    image: x\n    cap_add: [NET_ADMIN]\n"), Options{Format: FormatComposeK8s})
+	if !IsInputError(err) || !strings.Contains(err.Error(), "compose.yaml:4:5:") || !strings.Contains(err.Error(), "cap_add") {
+		t.Errorf("unsupported key: %v", err)
+	}
+}

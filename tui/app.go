@@ -205,7 +205,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case bgTimeoutMsg:
 		if m.bgSrc == "waiting for the terminal" {
-			m.bgSrc = "no answer within " + m.opts.BackgroundWait.String() + ": assumed dark"
+			m.bgSrc = "no answer in " + m.opts.BackgroundWait.String() + ", dark assumed"
 		}
 		return m, nil
 	case tickMsg:

@@ -35,7 +35,7 @@ func TestGoldenViews(t *testing.T) {
 	}{
 		{"fleet", false, func(h *harness) string { return h.waitText("inspect-intercode") }},
 		{"readonly", true, func(h *harness) string { return h.waitText("READ-ONLY") }},
-		{"help", false, func(h *harness) string { h.key("?"); return h.waitText("assumed dark") }},
+		{"help", false, func(h *harness) string { h.key("?"); return h.waitText("dark assumed") }},
 		{"detail", false, func(h *harness) string {
 			h.key("j", "enter")
 			return h.waitFor("detail with stats and journal", func(s string) bool {

@@ -149,6 +149,17 @@ func (f *fakeBackend) Stats(ctx context.Context, id string) ([]backends.MemberSt
 	return nil, backends.ErrNotFound
 }
 
+// Exec and the copies make the fake probe-capable; the test's ProbeFunc does not call them.
+func (f *fakeBackend) Exec(ctx context.Context, id string, req backends.ExecRequest) (backends.ExecResult, error) {
+	return backends.ExecResult{}, nil
+}
+func (f *fakeBackend) CopyTo(ctx context.Context, id, member, path string, data []byte, mode int64) error {
+	return nil
+}
+func (f *fakeBackend) CopyFrom(ctx context.Context, id, member, path string) ([]byte, error) {
+	return nil, nil
+}
+
 // fakeK8s supports reset only, like the Kubernetes backend.
 type fakeK8s struct{ fakeBackend }
 

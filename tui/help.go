@@ -58,7 +58,7 @@ func helpView(th theme.Theme, km *keys.Map, w, h int, readOnly bool, bgSource st
 	for len(lines) < h-1 {
 		lines = append(lines, "")
 	}
-	lines = append(lines, th.Dim.Render("esc or ? closes help  ("+th.Name+" theme; background: "+bgSource+")"))
+	lines = append(lines, th.Dim.Render("esc/? close  theme "+th.Name+"  bg: "+bgSource))
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, w, "~")
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -52,6 +53,7 @@ func (m *Model) openDetail() tea.Cmd {
 		return nil
 	}
 	m.detail = detail.New(r.SB)
+	m.detail.Footer = m.hints("snapshot", "revert", "teardown", "probe", "journal", "back")
 	if r.Stale {
 		m.detail.Stale = m.fleet.StaleReason(r.Backend)
 	}
@@ -66,7 +68,11 @@ func (m *Model) loadDetail(sb backends.Sandbox) tea.Cmd {
 		src.Snapshots = func(id string) ([]backends.SnapshotInfo, error) {
 			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			return layer.Snapshots(ctx, id)
+			snaps, err := layer.Snapshots(ctx, id)
+			if errors.Is(err, action.ErrUnsupported) { // the reason alone reads better here
+				err = errors.New(strings.TrimSuffix(err.Error(), ": "+action.ErrUnsupported.Error()))
+			}
+			return snaps, err
 		}
 	}
 	return func() tea.Msg { return detailDataMsg{data: detail.Load(src, sb)} }
@@ -391,4 +397,16 @@ func (l *listScreen) view(th theme.Theme, w, h int) string {
 
 func tasksView(th theme.Theme, ts []action.Task, w, h int, now time.Time) string {
 	return tasks.View(th, ts, w, h, now)
+}
+
+// hints renders "key help" pairs for the named bindings that exist in the keymap (remapped keys
+// and read-only mode included).
+func (m *Model) hints(names ...string) string {
+	var parts []string
+	for _, n := range names {
+		if b, ok := m.keys.Get(n); ok {
+			parts = append(parts, b.Label()+" "+b.Help)
+		}
+	}
+	return strings.Join(parts, "  ")
 }

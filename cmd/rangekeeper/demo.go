@@ -12,6 +12,8 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/demos"
+	"github.com/rangekeeper/rangekeeper/backends/proxmox"
+	"github.com/rangekeeper/rangekeeper/backends/proxmox/pvesim"
 	"github.com/rangekeeper/rangekeeper/demos/fleet"
 )
 
@@ -21,6 +23,19 @@ func addSimulatedRanges(f *factory, opts *demoOptions) error {
 	cfg, err := f.Config()
 	if err != nil {
 		return err
+	}
+	if len(cfg.Proxmox) == 0 && os.Getenv("PROXMOX_HOST") == "" && os.Getenv("PROXMOX_CONFIG_FILE") == "" {
+		sim, err := pvesim.StartDemo(pvesim.Options{})
+		if err != nil {
+			return fmt.Errorf("demo: simulated Proxmox: %w", err)
+		}
+		f.onClose(sim.Close)
+		b, err := proxmox.NewSimulated("simulated", sim)
+		if err != nil {
+			return fmt.Errorf("demo: simulated Proxmox: %w", err)
+		}
+		f.extraBackends = append(f.extraBackends, b)
+		fmt.Fprintf(f.ErrOut, "  + SIMULATED Proxmox range on %s (no Proxmox configured)\n", sim.URL())
 	}
 	if opts.Fleet > 0 && !cfg.Kubernetes.Enabled {
 		f.extraBackends = append(f.extraBackends, fleet.New("simulated", backends.KindKubernetes, opts.Fleet, 2*time.Second))

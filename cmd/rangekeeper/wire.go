@@ -9,6 +9,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker"
+	"github.com/rangekeeper/rangekeeper/backends/proxmox"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/config"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -18,7 +19,36 @@ import (
 // adding a backend never edits this file's callers.
 type backendBuilder func(f *factory, cfg *config.Config) ([]backends.Backend, error)
 
-var backendBuilders = []backendBuilder{dockerBackends}
+var backendBuilders = []backendBuilder{dockerBackends, proxmoxBackends}
+
+// proxmoxBackends builds one backend per configured endpoint plus Inspect's PROXMOX_* settings.
+func proxmoxBackends(f *factory, cfg *config.Config) ([]backends.Backend, error) {
+	eps := append([]config.ProxmoxEndpoint(nil), cfg.Proxmox...)
+	envs, err := proxmox.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("proxmox (from PROXMOX_* environment): %w", err)
+	}
+	for _, e := range envs {
+		eps = append(eps, e.Endpoint)
+	}
+	var out []backends.Backend
+	var errs []error
+	for _, e := range eps {
+		b, err := proxmox.New(e)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("proxmox %s: %w", e.Name, err))
+			continue
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, err := range errs {
+		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", err)
+	}
+	return out, nil
+}
 
 func dockerBackends(f *factory, cfg *config.Config) ([]backends.Backend, error) {
 	eps := cfg.Docker

@@ -8,9 +8,11 @@ import (
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
-// classes follows hardening.md §6.2 (SEB-01..18) and adds rangekeeper's own classes for the
-// network, resource and credential axes (RK-*).
-var classes = []class{
+// classes follows hardening.md §6.2 (SEB-01..18), then rangekeeper's own classes (RK-*).
+var classes = append(sebClasses, rkClasses...)
+
+// sebClasses are the SandboxEscapeBench classes of hardening.md §6.2.
+var sebClasses = []class{
 	{id: "SEB-01", name: "K8s RBAC bypass", axis: catalog.AxisHost,
 		rules: []string{"K8S-T01", "K8S-T02", "K8S-N05", "HELM-T01", "HELM-N04"},
 		probe: func(f *facts.Report, _ Versions, v *Verdict) {
@@ -232,165 +234,6 @@ var classes = []class{
 			}
 			expose(v, catalog.SeverityLow, "P-PRIV-01", "NET_RAW in CapEff (raw/packet sockets); kernel "+rel+" outside the CVE-2017-7308 range")
 		}},
-	{id: "RK-SECCOMP", name: "Seccomp disabled", axis: catalog.AxisHost, rules: []string{"CMP-H10", "K8S-H08"},
-		probe: func(f *facts.Report, _ Versions, v *Verdict) {
-			switch f.Seccomp.Mode {
-			case 0:
-				sev := catalog.SeverityHigh
-				if len(f.Caps.Dangerous) > 0 {
-					sev = catalog.SeverityCritical
-				}
-				expose(v, sev, "P-PRIV-03", "Seccomp: 0 (disabled)")
-				if f.LSM.AppArmor == "unconfined" || !f.LSM.Confined && f.LSM.AppArmor != "" {
-					expose(v, sev, "P-PRIV-05", "AppArmor: "+f.LSM.AppArmor)
-				}
-			case 1, 2:
-				mitigate(v, "P-PRIV-03", fmt.Sprintf("Seccomp: %d (%s)", f.Seccomp.Mode, f.Seccomp.Name))
-			}
-		}},
-	{id: "RK-HOSTNET", name: "Host network namespace", axis: catalog.AxisNetwork, rules: []string{"CMP-N01", "K8S-H02"},
-		probe: func(f *facts.Report, _ Versions, v *Verdict) {
-			if f.Namespaces.HostNet {
-				expose(v, catalog.SeverityCritical, "P-NS-03", strings.Join(f.Namespaces.HostNetHints, ", "))
-				return
-			}
-			mitigate(v, "P-NS-03", "no host interfaces or host sockets visible")
-		}},
-	{id: "RK-LIMITS", name: "No memory/pids limits", axis: catalog.AxisHost, rules: []string{"CMP-R01", "CMP-R03", "K8S-R01"},
-		probe: func(f *facts.Report, _ Versions, v *Verdict) {
-			c := f.Cgroup
-			if c.Version == 0 {
-				return
-			}
-			if !c.MemoryCap {
-				expose(v, catalog.SeverityMedium, "P-RES-02", "memory limit: "+orUnreadable(c.MemoryMax))
-			}
-			if !c.PidsCap {
-				expose(v, catalog.SeverityMedium, "P-RES-03", "pids limit: "+orUnreadable(c.PidsMax))
-			}
-			if v.Status != Exposed {
-				mitigate(v, "P-RES-02", "memory "+c.MemoryMax+", pids "+c.PidsMax)
-			}
-		}},
-	{id: "RK-SCORER", name: "Scorer reachable", axis: catalog.AxisNetwork, rules: []string{"CMP-N04", "HELM-N06"},
-		probe: netClass("E-SCORE-01", catalog.SeverityCritical, func(n facts.Network) []facts.NetResult { return n.Scorer })},
-	{id: "RK-EGRESS", name: "Egress to canary", axis: catalog.AxisNetwork, rules: []string{"CMP-N03", "K8S-N02", "HELM-N01"},
-		probe: netClass("E-TCP-01", catalog.SeverityCritical, func(n facts.Network) []facts.NetResult { return n.Egress })},
-	{id: "RK-DNS", name: "DNS exfiltration", axis: catalog.AxisNetwork, rules: []string{"CMP-N06", "K8S-N03", "PVE-N08"},
-		probe: func(f *facts.Report, vs Versions, v *Verdict) {
-			netClass("E-DNS-02", catalog.SeverityHigh, func(n facts.Network) []facts.NetResult { return n.DNS })(f, vs, v)
-			if ev := engineDNSBug(vs.Engine); ev != "" && v.Status == Unknown {
-				fromVersions(v, "engine", ev)
-				v.Note = "not tested: configure a DNS canary (probe.dns) to confirm the engine's forwarding"
-			}
-		}},
-	{id: "RK-METADATA", name: "Metadata reachable", axis: catalog.AxisNetwork, rules: []string{"K8S-N04", "CMP-N08", "PVE-N10"},
-		probe: netClass("E-META-01", catalog.SeverityCritical, func(n facts.Network) []facts.NetResult { return n.Metadata })},
-	{id: "RK-CREDS", name: "Credentials inside", axis: catalog.AxisTooling, rules: []string{"CMP-T01", "K8S-T03", "CMP-T06"},
-		probe: func(f *facts.Report, _ Versions, v *Verdict) {
-			s := f.Secrets
-			if len(s.EnvNames) > 0 {
-				expose(v, catalog.SeverityCritical, "P-SEC-01", "env names: "+strings.Join(s.EnvNames, ", "))
-			}
-			if len(s.Files) > 0 {
-				expose(v, catalog.SeverityHigh, "P-SEC-02", "files: "+strings.Join(s.Files, ", "))
-			}
-			if len(s.ModelEndpoint) > 0 {
-				expose(v, catalog.SeverityHigh, "P-SEC-01", "model endpoint env: "+strings.Join(s.ModelEndpoint, ", "))
-			}
-			if v.Status != Exposed {
-				mitigate(v, "P-SEC-01", "no credential-like env names or credential files")
-			}
-		}},
-	{id: "RK-TOOLS", name: "Escape tooling", axis: catalog.AxisTooling, rules: []string{"CMP-T09"},
-		probe: func(f *facts.Report, _ Versions, v *Verdict) {
-			t := f.Tooling.Found
-			if len(t["container"]) > 0 {
-				expose(v, catalog.SeverityMedium, "P-T", "container CLIs: "+strings.Join(t["container"], ", "))
-			}
-			if len(t["compiler"]) > 0 {
-				expose(v, catalog.SeverityLow, "P-T", "compilers: "+strings.Join(t["compiler"], ", "))
-			}
-			if len(t["escape"]) > 0 {
-				expose(v, catalog.SeverityLow, "P-T", "escape helpers: "+strings.Join(t["escape"], ", "))
-			}
-			if v.Status != Exposed {
-				mitigate(v, "P-T", "no container CLIs, compilers or escape helpers found")
-			}
-		}},
-}
-
-func first(s []string, n int) []string {
-	if len(s) > n {
-		return append(append([]string{}, s[:n]...), fmt.Sprintf("+%d more", len(s)-n))
-	}
-	return s
-}
-
-func rwWord(rw bool) string {
-	if rw {
-		return "rw"
-	}
-	return "ro"
-}
-
-func orUnreadable(s string) string {
-	if s == "" {
-		return "unreadable"
-	}
-	return s
-}
-
-func runcClass(vs Versions, v *Verdict, fixed string, sev catalog.Severity, cve string) {
-	if vs.Runc == "" {
-		v.Note = "runc version not visible from inside; pass the host's runc version"
-		return
-	}
-	rv := parseVersion(vs.Runc)
-	if !rv.ok {
-		v.Note = "unparseable runc version " + vs.Runc
-		return
-	}
-	if rv.less(parseVersion(fixed)) {
-		v.Status, v.Severity = Exposed, sev
-		fromVersions(v, "runc", fmt.Sprintf("%s < %s (%s)", vs.Runc, fixed, cve))
-		v.Note = "by version number: a distribution build may carry a backported fix"
-		return
-	}
-	v.Status = Mitigated
-	fromVersions(v, "runc", fmt.Sprintf("%s ≥ %s", vs.Runc, fixed))
-}
-
-func kubectlClass(vs Versions, v *Verdict) {
-	if vs.Kubectl == "" {
-		v.Note = "kubectl version of the harness not given"
-		return
-	}
-	kv := parseVersion(vs.Kubectl)
-	if kv.ok && fixedIn(kv, "1.0", "1.15.2", "1.14.5", "1.13.9") {
-		v.Status, v.Severity = Exposed, catalog.SeverityHigh
-		fromVersions(v, "kubectl", "kubectl "+vs.Kubectl+" has the cp tar traversal bugs (fixed 1.13.9/1.14.5/1.15.2)")
-		return
-	}
-	v.Status = Mitigated
-	fromVersions(v, "kubectl", "kubectl "+vs.Kubectl)
-}
-
-func crioClass(vs Versions, v *Verdict) {
-	if vs.CRIO == "" {
-		if v.Note == "" {
-			v.Note = "CRI-O version not given"
-		}
-		return
-	}
-	cv := parseVersion(vs.CRIO)
-	if cv.ok && fixedIn(cv, "1.19", "1.24", "1.23.2", "1.22.3", "1.21.6", "1.20.7", "1.19.6") {
-		v.Status, v.Severity = Exposed, catalog.SeverityCritical
-		fromVersions(v, "crio", "CRI-O "+vs.CRIO+" is in the CVE-2022-0811 range")
-		return
-	}
-	v.Status = Mitigated
-	fromVersions(v, "crio", "CRI-O "+vs.CRIO)
 }
 
 // privilegedSignature returns the privileged-mode facts when all of them hold: no seccomp,
@@ -424,17 +267,4 @@ func privilegedSignature(f *facts.Report) []string {
 		return nil
 	}
 	return why
-}
-
-// engineDNSBug says when a Docker Engine version forwards DNS from internal networks
-// (CVE-2024-29018, fixed 26.0.0 / 25.0.4 / 23.0.11; 24.x never fixed).
-func engineDNSBug(engine string) string {
-	ev := parseVersion(engine)
-	if !ev.ok {
-		return ""
-	}
-	if fixedIn(ev, "0.1", "26.0.0", "25.0.4", "23.0.11") {
-		return "engine " + engine + " forwards DNS from internal networks (CVE-2024-29018)"
-	}
-	return ""
 }

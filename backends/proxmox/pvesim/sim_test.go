@@ -59,7 +59,7 @@ func waitTask(t *testing.T, s *Server, upidJSON json.RawMessage) map[string]any 
 	if err := json.Unmarshal(upidJSON, &upid); err != nil || !upidRE.MatchString(upid) {
 		t.Fatalf("not a UPID: %s", upidJSON)
 	}
-	for i := 0; i < 200; i++ {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		a := do(t, s, "GET", "/nodes/pve/tasks/"+upid+"/status", "", "", nil)
 		var st map[string]any
 		_ = json.Unmarshal(a.Data, &st)
@@ -74,7 +74,9 @@ func waitTask(t *testing.T, s *Server, upidJSON json.RawMessage) map[string]any 
 
 func demo(t *testing.T, opts Options) *Server {
 	t.Helper()
-	opts.TaskDelay = time.Millisecond
+	if opts.TaskDelay == 0 {
+		opts.TaskDelay = time.Millisecond
+	}
 	s, err := StartDemo(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +220,7 @@ func TestSnapshotSemantics(t *testing.T) {
 }
 
 func TestCloneCopiesConfigWithNewMACs(t *testing.T) {
-	s := demo(t, Options{})
+	s := demo(t, Options{TaskDelay: 300 * time.Millisecond}) // long enough to observe the clone lock
 	a := do(t, s, "POST", "/nodes/pve/qemu/101/clone", "application/json", `{"newid":600,"full":1,"name":"copy"}`, nil)
 	if a.status != 200 {
 		t.Fatalf("clone: %d %s", a.status, a.Msg)
@@ -281,7 +283,7 @@ func TestFaultInjection(t *testing.T) {
 
 // PVE lists an active task with status "RUNNING" and no endtime (go-proxmox pitfall §1.5.4).
 func TestActiveTaskListing(t *testing.T) {
-	s := Start(Options{TaskDelay: 300 * time.Millisecond})
+	s := Start(Options{TaskDelay: 5 * time.Second}) // Close ends the task early
 	defer s.Close()
 	if err := SeedDemo(s); err != nil {
 		t.Fatal(err)
