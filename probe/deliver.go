@@ -126,7 +126,10 @@ func RunWith(ctx context.Context, exec backends.Executor, cp backends.Copier, sa
 			}
 		}
 		tidy := func() string {
-			c := cleanup(ctx, exec, cp, sandboxID, member, p)
+			c := "removed"
+			if rep == nil || !rep.SelfRemoved {
+				c = cleanup(ctx, exec, cp, sandboxID, member, p)
+			}
 			if shadowed {
 				// The archive API cannot delete; truncate the hidden copy and say it is there.
 				_ = cp.CopyTo(ctx, sandboxID, member, p, []byte{}, 0o600)

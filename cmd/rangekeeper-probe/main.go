@@ -50,11 +50,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitSelfCheck
 		}
 	}
+	removed := false
 	if *removeSelf && exeErr == nil {
 		// Linux keeps a running binary's inode alive; removing it now leaves nothing behind
 		// even if the run is killed.
 		if err := os.Remove(exe); err != nil {
 			fmt.Fprintln(stderr, "rangekeeper-probe: remove-self:", err)
+		} else {
+			removed = true
 		}
 	}
 	var targets facts.Targets
@@ -68,6 +71,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *deadline)
 	defer cancel()
 	rep := facts.Collect(ctx, facts.Options{Targets: targets})
+	rep.SelfRemoved = removed
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", " ")
 	if err := enc.Encode(rep); err != nil {

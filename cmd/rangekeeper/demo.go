@@ -11,9 +11,9 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker"
-	"github.com/rangekeeper/rangekeeper/demos"
 	"github.com/rangekeeper/rangekeeper/backends/proxmox"
 	"github.com/rangekeeper/rangekeeper/backends/proxmox/pvesim"
+	"github.com/rangekeeper/rangekeeper/demos"
 	"github.com/rangekeeper/rangekeeper/demos/fleet"
 )
 

@@ -29,6 +29,8 @@ type Report struct {
 	Tooling    Tooling      `json:"tooling"`
 	Network    Network      `json:"network"`
 	Errors     []string     `json:"errors,omitempty"` // checks that could not run, and why
+	// SelfRemoved: the probe deleted its own binary (--remove-self) before collecting.
+	SelfRemoved bool `json:"self_removed,omitempty"`
 }
 
 // Runtime is P-ID-01..05.
