@@ -14,7 +14,7 @@ TEST_ENV :=
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(BIN)/ ./cmd/...
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/rangekeeper-demo-agent ./demos/agent
 
 test: $(TEST_PREREQS)

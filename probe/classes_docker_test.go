@@ -130,6 +130,10 @@ func runProbe(t *testing.T, b probeBackend, project string, bin []byte, targets 
 		t.Errorf("cleanup: %q, want removed", res.Cleanup)
 	}
 	t.Logf("delivery: %q", res.Attempts)
+	// Independently of the probe's own word: nothing is left in the scratch dir.
+	if out, err := b.Exec(ctx, sid, execReq("ls", "-A", "/tmp")); err != nil || strings.Contains(string(out.Stdout), ".rangekeeper-probe") {
+		t.Errorf("/tmp after the probe: %q (%v)", out.Stdout, err)
+	}
 	return probe.Assess(res, nil, nil, verdict.Versions{})
 }
 
