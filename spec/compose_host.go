@@ -37,15 +37,16 @@ func normCap(c string) string {
 	return strings.TrimPrefix(c, "CAP_")
 }
 
-// secOpts normalises security_opt entries to key -> value ("seccomp" -> "unconfined").
-func secOpts(svc map[string]any) map[string]struct {
+// secOpt is one normalised security_opt entry and its index in the list.
+type secOpt struct {
 	val string
 	idx int
-} {
-	out := map[string]struct {
-		val string
-		idx int
-	}{}
+}
+
+// secOpts normalises security_opt entries to key -> value ("seccomp" -> "unconfined"); both
+// ":" and "=" separators and any case are accepted, as docker-bench does.
+func secOpts(svc map[string]any) map[string]secOpt {
+	out := map[string]secOpt{}
 	for i, o := range strList(svc["security_opt"]) {
 		o = strings.ToLower(strings.TrimSpace(o))
 		cut := strings.IndexAny(o, ":=")
@@ -53,10 +54,7 @@ func secOpts(svc map[string]any) map[string]struct {
 		if cut >= 0 {
 			k, v = o[:cut], o[cut+1:]
 		}
-		out[k] = struct {
-			val string
-			idx int
-		}{v, i}
+		out[k] = secOpt{v, i}
 	}
 	return out
 }

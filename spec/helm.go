@@ -112,11 +112,11 @@ func parseHelm(doc *document) error {
 	if err != nil {
 		return &InputError{File: doc.name, Msg: "agent-env schema: " + err.Error()}
 	}
-	var defaults map[string]any
-	if err := yaml.Unmarshal(agentEnvDefaults, &defaults); err != nil {
+	defaults, err := chartDefaults()
+	if err != nil {
 		return &InputError{File: doc.name, Msg: "agent-env defaults: " + err.Error()}
 	}
-	merged := helmMerge(dropNulls(jsonShape(defaults)).(map[string]any), m)
+	merged := helmMerge(defaults, m)
 	// Round-trip through JSON so numbers have the types the validator expects.
 	raw, err := json.Marshal(merged)
 	if err != nil {
@@ -174,6 +174,23 @@ func schemaError(doc *document, err error) error {
 		where = "top level"
 	}
 	return &InputError{File: doc.name, Line: l.pos.Line, Column: l.pos.Column, Msg: fmt.Sprintf("agent-env values schema: %s: %s", where, l.msg)}
+}
+
+var (
+	defaultsOnce sync.Once
+	defaultsVal  map[string]any
+	defaultsErr  error
+)
+
+// chartDefaults decodes the chart's values.yaml once; helmMerge never mutates it.
+func chartDefaults() (map[string]any, error) {
+	defaultsOnce.Do(func() {
+		var d map[string]any
+		if defaultsErr = yaml.Unmarshal(agentEnvDefaults, &d); defaultsErr == nil {
+			defaultsVal, _ = dropNulls(jsonShape(d)).(map[string]any)
+		}
+	})
+	return defaultsVal, defaultsErr
 }
 
 // helmMerge overlays user values on chart defaults the way Helm coalesces them: maps merge

@@ -221,6 +221,7 @@ var sectionRefs = map[string]string{
 
 // cr builds the catalogue entry of a rule.
 func cr(id, title string, sev catalog.Severity, axis catalog.Axis, msg, fix string, refs ...string) catalog.Rule {
+	refs = append(refs, upstreamRefs[id]...)
 	for p, ref := range sectionRefs {
 		if strings.HasPrefix(id, p) {
 			refs = append([]string{ref}, refs...)

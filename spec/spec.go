@@ -43,18 +43,17 @@ type Options struct {
 
 // Finding is one rule hit located in a file.
 type Finding struct {
-	RuleID   string            `json:"ruleId"`
-	Title    string            `json:"title"`
-	Severity catalog.Severity  `json:"severity"`
-	Axis     catalog.Axis      `json:"axis"`
-	File     string            `json:"file"`
-	Line     int               `json:"line"`
-	Column   int               `json:"column"`
-	Path     string            `json:"path,omitempty"`
-	Message  string            `json:"message"`
-	Fix      string            `json:"fix"`
-	Refs     []string          `json:"references,omitempty"`
-	Extra    map[string]string `json:"-"`
+	RuleID   string           `json:"ruleId"`
+	Title    string           `json:"title"`
+	Severity catalog.Severity `json:"severity"`
+	Axis     catalog.Axis     `json:"axis"`
+	File     string           `json:"file"`
+	Line     int              `json:"line"`
+	Column   int              `json:"column"`
+	Path     string           `json:"path,omitempty"`
+	Message  string           `json:"message"`
+	Fix      string           `json:"fix"`
+	Refs     []string         `json:"references,omitempty"`
 }
 
 // Suppressed is a finding silenced by an inline `# rangekeeper:ignore ID reason` comment.

@@ -50,7 +50,7 @@ Suppress a finding with a reason on its line or the line above:
 	fl := cmd.Flags()
 	fl.StringVarP(&o.Output, "output", "o", "text", "output: text, json or sarif")
 	fl.StringVar(&o.FailOn, "fail-on", "high", "exit 1 when a finding is at least: critical, high, medium, low or info")
-	fl.StringVar(&o.Format, "format", "", "force the input format: compose, helm, proxmox, qm or pve-fw (default: detect)")
+	fl.StringVar(&o.Format, "format", "", "force the input format: compose, helm, proxmox, qm, pve-fw, or compose-k8s for a Compose file used as a k8s spec (default: detect)")
 	fl.StringVar(&o.Engine, "engine-version", "", "Docker Engine version the spec runs on (enables CMP-N06)")
 	fl.StringSliceVar(&o.Agents, "agent", nil, "service(s) the model gets a shell in (default: Inspect's default / x-default / first)")
 	fl.StringSliceVar(&o.Roles, "role", nil, "service roles as name=role (scorer, ledger, grader, proxy, target)")
@@ -94,7 +94,7 @@ func runLint(f *factory, o *lintOptions) error {
 	case "json":
 		err = report.JSON(f.Out, results)
 	case "sarif":
-		err = report.SARIF(f.Out, results, report.SARIFOptions{Version: "dev"})
+		err = report.SARIF(f.Out, results, report.SARIFOptions{Version: version})
 	default:
 		err = report.Text(f.Out, results, report.TextOptions{Color: o.useColor})
 	}

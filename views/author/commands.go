@@ -102,3 +102,6 @@ func writeFile(path, content string, overwrite bool) tea.Cmd {
 		return fileWrittenMsg{path: path, err: err}
 	}
 }
+
+// The state file is the draft store the fleet view passes in.
+var _ DraftStore = (*state.DB)(nil)

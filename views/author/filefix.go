@@ -121,11 +121,15 @@ func setScalar(key, val, tag string) nodeFix {
 	}
 }
 
-// fixFile applies a finding's fix to the file's YAML tree and re-encodes it. Editing the node
-// tree keeps comments and key order; yaml.v3 normalises indentation and drops blank lines.
+// fixFile applies a finding's fix as a line edit when it can (the rest of the file is kept byte
+// for byte), otherwise to the file's YAML tree, re-encoded: that keeps comments and key order,
+// but yaml.v3 normalises indentation and drops blank lines.
 func fixFile(of *openFile, f spec.Finding) ([]byte, error) {
 	if of.format != spec.FormatCompose {
 		return nil, fmt.Errorf("one-key fixes for existing files cover Compose only; fix %s by hand: %s", f.RuleID, f.Fix)
+	}
+	if out, ok := textFix(of.data, f); ok {
+		return out, nil
 	}
 	fx, ok := composeNodeFixes[f.RuleID]
 	if !ok {
