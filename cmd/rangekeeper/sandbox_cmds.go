@@ -49,6 +49,16 @@ func resolveSandbox(s *supervisor.Supervisor, arg string) (backends.Sandbox, err
 	return backends.Sandbox{}, exitWith(2, fmt.Sprintf("%q is ambiguous; use one of: %s", arg, strings.Join(ids, ", ")))
 }
 
+// actOn returns the action layer and the sandbox an argument names.
+func (f *factory) actOn(ctx context.Context, arg string) (*action.Layer, backends.Sandbox, error) {
+	layer, s, err := f.Actions(ctx)
+	if err != nil {
+		return nil, backends.Sandbox{}, err
+	}
+	sb, err := resolveSandbox(s, arg)
+	return layer, sb, err
+}
+
 // confirmByName asks the operator to type the sandbox name, the way destructive actions are
 // confirmed everywhere in rangekeeper. Without a terminal it refuses rather than guess.
 func confirmByName(f *factory, verb string, names []string, yes bool) error {
@@ -86,11 +96,7 @@ func newSnapshotCmd(f *factory) *cobra.Command {
 			if err := checkOutput(output, "table", "json"); err != nil {
 				return err
 			}
-			layer, s, err := f.Actions(cmd.Context())
-			if err != nil {
-				return err
-			}
-			sb, err := resolveSandbox(s, args[0])
+			layer, sb, err := f.actOn(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -123,11 +129,7 @@ func newSnapshotsCmd(f *factory) *cobra.Command {
 			if err := checkOutput(output, "table", "json"); err != nil {
 				return err
 			}
-			layer, s, err := f.Actions(cmd.Context())
-			if err != nil {
-				return err
-			}
-			sb, err := resolveSandbox(s, args[0])
+			layer, sb, err := f.actOn(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -155,11 +157,7 @@ func newSnapshotsCmd(f *factory) *cobra.Command {
 		Short: "Delete a snapshot and its images",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			layer, s, err := f.Actions(cmd.Context())
-			if err != nil {
-				return err
-			}
-			sb, err := resolveSandbox(s, args[0])
+			layer, sb, err := f.actOn(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -181,11 +179,7 @@ func newRevertCmd(f *factory) *cobra.Command {
 		Short: "Revert a sandbox to a snapshot (the newest when none is named)",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			layer, s, err := f.Actions(cmd.Context())
-			if err != nil {
-				return err
-			}
-			sb, err := resolveSandbox(s, args[0])
+			layer, sb, err := f.actOn(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -305,11 +299,7 @@ func newExecCmd(f *factory) *cobra.Command {
 			if cmd.ArgsLenAtDash() != 1 {
 				return exitWith(2, "usage: rangekeeper exec <sandbox> [--member M] -- <cmd> [args...]")
 			}
-			layer, s, err := f.Actions(cmd.Context())
-			if err != nil {
-				return err
-			}
-			sb, err := resolveSandbox(s, args[0])
+			layer, sb, err := f.actOn(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -352,5 +342,3 @@ func ctxOr(cmd *cobra.Command) context.Context {
 	}
 	return context.Background()
 }
-
-var _ = action.ErrReadOnly

@@ -244,9 +244,14 @@ func StartService(t testing.TB, project, netName, img string, s Service) string 
 
 // RemoveProject force-removes a project's containers, networks and volumes (by compose label).
 func RemoveProject(cli *client.Client, project string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	removeLabelled(cli, "com.docker.compose.project="+project, false)
+}
+
+// removeLabelled removes containers, networks and volumes (and images, when asked) carrying label.
+func removeLabelled(cli *client.Client, label string, images bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	f := make(client.Filters).Add("label", "com.docker.compose.project="+project)
+	f := make(client.Filters).Add("label", label)
 	if cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err == nil {
 		for _, c := range cs.Items {
 			_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
@@ -260,6 +265,14 @@ func RemoveProject(cli *client.Client, project string) {
 	if vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f}); err == nil {
 		for _, v := range vs.Items {
 			_, _ = cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true})
+		}
+	}
+	if !images {
+		return
+	}
+	if is, err := cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f}); err == nil {
+		for _, i := range is.Items {
+			_, _ = cli.ImageRemove(ctx, i.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
 		}
 	}
 }
@@ -279,29 +292,7 @@ func Sweep(run string) {
 		return
 	}
 	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	f := make(client.Filters).Add("label", LabelRun+"="+run)
-	if cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err == nil {
-		for _, c := range cs.Items {
-			_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		}
-	}
-	if ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f}); err == nil {
-		for _, n := range ns.Items {
-			_, _ = cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{})
-		}
-	}
-	if vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f}); err == nil {
-		for _, v := range vs.Items {
-			_, _ = cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true})
-		}
-	}
-	if is, err := cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f}); err == nil {
-		for _, i := range is.Items {
-			_, _ = cli.ImageRemove(ctx, i.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
-		}
-	}
+	removeLabelled(cli, LabelRun+"="+run, true)
 }
 
 // HaveComposeCLI reports the compose CLI available here ("docker compose" or "docker-compose"),
