@@ -10,6 +10,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -45,6 +46,10 @@ type Options struct {
 	// BackgroundWait is how long to wait for the terminal's background colour answer; 0: 300 ms.
 	BackgroundWait time.Duration
 }
+
+// FPS is the renderer's frame cap. Bubble Tea's default 60 Hz ticker is most of an idle
+// program's CPU; 30 frames a second is plenty for a table and halves that.
+const FPS = 30
 
 // screen names the view in front.
 type screen int
@@ -371,7 +376,13 @@ func (m *Model) render() string {
 	now := m.opts.Now()
 	switch m.screen {
 	case screenHelp:
-		s = helpView(m.theme, m.keys, m.width, m.height, m.opts.ReadOnly, m.bgSrc)
+		r, _ := m.selectedSandbox()
+		s = helpView(m.theme, m.keys, m.width, m.height, m.opts.ReadOnly, m.bgSrc, func(name string) string {
+			if _, ok := bindingAction[name]; !ok {
+				return ""
+			}
+			return m.disabledReason(name, r)
+		})
 	case screenDetail:
 		m.detail.Busy = ""
 		if ra, ok := m.running[m.detail.SB.ID]; ok {
@@ -390,6 +401,14 @@ func (m *Model) render() string {
 		}
 	default:
 		s = m.fleet.View(m.disabledReason)
+	}
+	if m.screen != screenFleet && m.screen != screenAuthor && m.screen != screenHelp && m.fleet.Status != "" {
+		// Progress and results show in place on every screen, on the line above the footer.
+		lines := strings.Split(s, "\n")
+		if len(lines) >= 2 {
+			lines[len(lines)-2] = m.theme.Warn.Render(ansi.Truncate(m.fleet.Status, m.width, "~"))
+			s = strings.Join(lines, "\n")
+		}
 	}
 	if m.dialog != nil {
 		s = dialog.Overlay(s, m.dialog.Box(m.theme, m.width), m.width, m.height)

@@ -273,3 +273,12 @@ func TestDeadBackendReconnectingUIResponsive(t *testing.T) {
 	h.key("enter")
 	h.waitText("3/4 sandboxes")
 }
+
+func TestHelpListsDisabledBindingsWithReason(t *testing.T) {
+	h := newHarness(t, harnessOpts{w: 120, h: 40})
+	h.key("G", "?")
+	f := h.waitText("rangekeeper keys")
+	if !strings.Contains(f, "  s             snapshot: not supported by Kubernetes — reset available") {
+		t.Errorf("help does not give the disabled reason:\n%s", f)
+	}
+}

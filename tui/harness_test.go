@@ -214,7 +214,7 @@ func demoFleet() (*fakeBackend, *fakeK8s) {
 
 // harness is a running program over a real supervisor, action layer and state file.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	tm     *teatest.TestModel
 	frames *frameModel
 	db     *state.DB
@@ -229,9 +229,11 @@ type harnessOpts struct {
 	extra    []backends.Backend
 	setup    func(d *fakeBackend)
 	setupDB  func(db *state.DB)
+	tick     time.Duration // 0: 50 ms
+	fps      int           // 0: the program's default
 }
 
-func newHarness(t *testing.T, o harnessOpts) *harness {
+func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	if o.w == 0 {
 		o.w, o.h = 80, 24
@@ -251,17 +253,25 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tick := o.tick
+	if tick == 0 {
+		tick = 50 * time.Millisecond
+	}
 	if o.setupDB != nil {
 		o.setupDB(db)
 	}
 	layer := action.New(sup, db, o.readOnly)
 	m := New(Options{Supervisor: sup, Actions: layer, State: db, Keys: o.keys, NoColor: true, ReadOnly: o.readOnly,
-		Now: func() time.Time { return t0 }, Tick: 50 * time.Millisecond, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond,
+		Now: func() time.Time { return t0 }, Tick: tick, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond,
 		Probe: func(ctx context.Context, b backends.Backend, sb backends.Sandbox) (string, error) {
 			return "0 classes exposed", db.PutProbe(state.ProbeRecord{SandboxID: sb.ID, Time: t0, Summary: "0 classes exposed", Worst: "none"})
 		}})
 	fm := &frameModel{m: m}
-	tm := teatest.NewTestModel(t, fm, teatest.WithInitialTermSize(o.w, o.h))
+	topts := []teatest.TestOption{teatest.WithInitialTermSize(o.w, o.h)}
+	if o.fps > 0 {
+		topts = append(topts, teatest.WithProgramOptions(tea.WithFPS(o.fps)))
+	}
+	tm := teatest.NewTestModel(t, fm, topts...)
 	h := &harness{t: t, tm: tm, frames: fm, db: db, docker: d, layer: layer}
 	t.Cleanup(func() {
 		_ = tm.Quit()
@@ -273,7 +283,9 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.w < 60 || o.h < 12 {
 		return h
 	}
-	h.waitFor("fleet", func(s string) bool { return strings.Contains(s, "4/4 sandboxes") || strings.Contains(s, "/4 sandboxes") })
+	h.waitFor("fleet", func(s string) bool {
+		return strings.Contains(s, "sandboxes") && strings.Contains(s, "agent-env-x1") || strings.Contains(s, "/4 sandboxes")
+	})
 	return h
 }
 

@@ -12,7 +12,9 @@ import (
 )
 
 // helpView is the `?` cheatsheet, generated from the same keymap as the footer.
-func helpView(th theme.Theme, km *keys.Map, w, h int, readOnly bool, bgSource string) string {
+// disabled, when not nil, gives the reason a binding cannot act on the selected sandbox; such
+// bindings stay listed, dimmed, with the reason.
+func helpView(th theme.Theme, km *keys.Map, w, h int, readOnly bool, bgSource string, disabled func(name string) string) string {
 	var lines []string
 	title := "rangekeeper keys"
 	if readOnly {
@@ -30,6 +32,12 @@ func helpView(th theme.Theme, km *keys.Map, w, h int, readOnly bool, bgSource st
 			if b.Dangerous {
 				k = th.KeyDanger
 				suffix = " (confirm)"
+			}
+			if disabled != nil {
+				if why := disabled(b.Name); why != "" {
+					col = append(col, th.Disabled.Render(fmt.Sprintf("  %-13s %s", strings.Join(b.Keys, "/"), why))) // the reason names the action
+					continue
+				}
 			}
 			col = append(col, fmt.Sprintf("  %s %s%s", k.Render(fmt.Sprintf("%-13s", strings.Join(b.Keys, "/"))), b.Help, suffix))
 		}

@@ -42,12 +42,7 @@ func runTUI(ctx context.Context, f *factory) error {
 	if err != nil {
 		return err
 	}
-	// Backends that keep snapshot records need the state file (Docker's SetStore).
-	for _, b := range sup.Backends() {
-		if s, ok := b.(interface{ SetStore(*state.DB) }); ok {
-			s.SetStore(db)
-		}
-	}
+	attachStore(sup, db) // backends that keep snapshot records need the state file
 	// The action layer resolves sandboxes from the live supervisor; no waiting before the UI opens.
 	layer := action.New(sup, db, cfg.ReadOnly || f.ReadOnly)
 	m := tui.New(tui.Options{Supervisor: sup, Actions: layer, State: db, Keys: km, Theme: cfg.Theme,
@@ -56,7 +51,7 @@ func runTUI(ctx context.Context, f *factory) error {
 	if recs, err := db.Inventory(); err == nil {
 		m.LoadCache(recs)
 	}
-	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tui.FPS)).Run()
 	if serr := saveInventory(db, sup); serr != nil && err == nil {
 		err = serr
 	}

@@ -6,6 +6,7 @@ package detail
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -66,11 +67,22 @@ func Load(src Sources, sb backends.Sandbox) Data {
 	return d
 }
 
-// SpecPath is the first compose file the sandbox was made from, when the backend knows it.
+// SpecPath is the first compose file the sandbox was made from, when the backend knows it;
+// relative paths are resolved against the project's working directory.
 func SpecPath(sb backends.Sandbox) string {
+	wd := ""
+	for _, kv := range sb.Extra {
+		if kv.Key == "working dir" {
+			wd = kv.Value
+		}
+	}
 	for _, kv := range sb.Extra {
 		if kv.Key == "config files" {
-			return strings.TrimSpace(strings.Split(kv.Value, ",")[0])
+			p := strings.TrimSpace(strings.Split(kv.Value, ",")[0])
+			if wd != "" && !filepath.IsAbs(p) {
+				p = filepath.Join(wd, p)
+			}
+			return p
 		}
 	}
 	for _, m := range sb.Members {

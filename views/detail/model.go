@@ -80,10 +80,10 @@ func (m *Model) View(th theme.Theme, w, h int, now time.Time) string {
 	body := m.lines(th, w, now)
 	head := body[:2]
 	rest := body[2:]
-	room := h - 3
+	room := h - 4 // title, ID, the app's status line, footer
 	m.offset = min(m.offset, max(0, len(rest)-room))
 	out := append([]string{}, head...)
-	for i := m.offset; i < len(rest) && len(out) < h-1; i++ {
+	for i := m.offset; i < len(rest) && len(out) < h-2; i++ {
 		out = append(out, ansi.Truncate(rest[i], w, "~"))
 	}
 	for len(out) < h-1 {
@@ -202,11 +202,11 @@ func (m *Model) lines(th theme.Theme, w int, now time.Time) []string {
 	}
 	for i := len(d.Probes) - 1; i >= 0; i-- {
 		p := d.Probes[i]
-		line := fmt.Sprintf("  %s  %-8s %s", p.Time.UTC().Format("2006-01-02 15:04:05"), p.Worst, p.Summary)
+		mark := "     "
 		if i == len(d.Probes)-1 {
-			line = th.Key.Render("last") + line[min(4, len(line)):]
+			mark = th.Key.Render("last ") // the last verdict is the one that counts
 		}
-		out = append(out, line)
+		out = append(out, fmt.Sprintf("  %s%s  %-8s %s", mark, p.Time.UTC().Format("2006-01-02 15:04:05"), p.Worst, p.Summary))
 	}
 
 	if d.SpecPath != "" {

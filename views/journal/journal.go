@@ -36,7 +36,10 @@ func Load(db *state.DB, target string) ([]state.Entry, error) {
 }
 
 // SetEntries installs entries, newest first.
-func (m *Model) SetEntries(es []state.Entry) { m.entries = es; m.cursor = min(m.cursor, max(0, len(es)-1)) }
+func (m *Model) SetEntries(es []state.Entry) {
+	m.entries = es
+	m.cursor = min(m.cursor, max(0, len(es)-1))
+}
 
 // Entries returns the loaded entries, newest first.
 func (m *Model) Entries() []state.Entry { return m.entries }
@@ -109,7 +112,7 @@ func (m *Model) View(th theme.Theme, w, h int, _ time.Time) string {
 	}
 	lines := []string{th.Title.Render(ansi.Truncate(fmt.Sprintf("%s  (%d entries, newest first)", title, len(m.entries)), w, "~")),
 		th.Header.Render(ansi.Truncate("  SEQ TIME (UTC)     ACTION    PHASE     TARGET", w, "~"))}
-	body := h - 5 // title, header, two lines for the selected entry, footer
+	body := h - 6 // title, header, two lines for the selected entry, the app's status line, footer
 	if m.cursor < m.offset {
 		m.offset = m.cursor
 	}
@@ -135,10 +138,11 @@ func (m *Model) View(th theme.Theme, w, h int, _ time.Time) string {
 		}
 		lines = append(lines, l)
 	}
-	for len(lines) < h-3 {
+	for len(lines) < h-4 {
 		lines = append(lines, "")
 	}
-	lines = append(lines[:h-3], m.selectedLines(th, w)...)
+	lines = append(lines[:h-4], m.selectedLines(th, w)...)
+	lines = append(lines, "")
 	lines = append(lines, th.Dim.Render(ansi.Truncate("j/k scroll  g/G ends  esc back", w, "~")))
 	return strings.Join(lines, "\n")
 }

@@ -1,0 +1,203 @@
+// Package e2e runs the real rangekeeper binary under tmux against the real Docker engine: it
+// types keys with send-keys and reads the screen with capture-pane, like an operator over SSH.
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
+	"github.com/rangekeeper/rangekeeper/state"
+)
+
+func TestMain(m *testing.M) { dockertest.Main(m) }
+
+// need skips without tmux, except in CI where a missing tool must fail the run.
+func need(t *testing.T) string {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("tmux required in CI: %v", err)
+		}
+		t.Skipf("no tmux: %v", err)
+	}
+	return tmux
+}
+
+type pane struct {
+	t      *testing.T
+	tmux   string
+	socket string
+}
+
+func (p pane) run(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command(p.tmux, append([]string{"-L", p.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (p pane) keys(ks ...string) { p.run(append([]string{"send-keys", "-t", "rk"}, ks...)...) }
+
+// literal types text without tmux interpreting key names.
+func (p pane) literal(s string) { p.run("send-keys", "-t", "rk", "-l", s) }
+
+func (p pane) capture() string { return p.run("capture-pane", "-p", "-t", "rk") }
+
+// wait polls the screen until it contains want.
+func (p pane) wait(want string, within time.Duration) string {
+	p.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		s := p.capture()
+		if strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("screen never showed %q; last screen:\n%s", want, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitRe is wait with a pattern.
+func (p pane) waitRe(re *regexp.Regexp, within time.Duration) string {
+	p.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		s := p.capture()
+		if re.MatchString(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("screen never matched %s; last screen:\n%s", re, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestBinaryUnderTmux(t *testing.T) {
+	tmux := need(t)
+	cli := dockertest.Engine(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin", "rangekeeper")
+	build := exec.Command("go", "build", "-o", bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	project := "inspect-e2e-i" + dockertest.RunID
+	dockertest.Project(t, project, dockertest.Service{Name: "default"}, dockertest.Service{Name: "db"})
+
+	p := pane{t: t, tmux: tmux, socket: "rk-e2e-" + dockertest.RunID}
+	statePath := filepath.Join(dir, "state", "state.db")
+	cmd := exec.Command(tmux, "-L", p.socket, "-f", "/dev/null", "new-session", "-d", "-s", "rk", "-x", "120", "-y", "40",
+		// The shell keeps the pane after exit so a crash or the exit status stays readable.
+		"sh", "-c", bin+" --state "+statePath+`; echo "rangekeeper exited $?"; sleep 60`)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
+
+	p.wait("sandboxes", 20*time.Second)
+	p.wait(project, 20*time.Second)
+
+	// Filter down to our sandbox (other tests may run sandboxes on this engine).
+	p.keys("/")
+	p.literal("name=" + project)
+	p.keys("Enter")
+	p.waitRe(regexp.MustCompile(`\b1/\d+ sandboxes`), 10*time.Second)
+
+	// Open the detail: members and resource sparklines from the engine's stats. Every step
+	// below checks the screen names our project first: other sandboxes may share this engine.
+	p.keys("Enter")
+	p.wait("docker:default/"+project, 10*time.Second)
+	p.wait("MEMBERS (2)", 10*time.Second)
+	p.wait("cpu ", 20*time.Second)
+
+	// Snapshot with a name.
+	p.keys("s")
+	p.wait("name (optional", 5*time.Second)
+	p.literal("e2e")
+	p.keys("Enter")
+	p.wait("snapshot "+project+" done: snapshot e2e", 90*time.Second)
+
+	// Mark the sandbox's default member, then revert and check the mark is gone.
+	execIn(t, cli, project+"-default-1", "touch", "/tmp/after-snapshot")
+	p.keys("r")
+	p.wait("to which snapshot", 20*time.Second)
+	p.keys("Enter")
+	s := p.wait("[ Cancel ]", 5*time.Second)
+	if !strings.Contains(s, "revert "+project) {
+		t.Fatalf("confirm dialog does not name the sandbox:\n%s", s)
+	}
+	p.keys("Tab", "Enter")
+	p.wait("revert "+project+" done", 120*time.Second)
+	if code := execCode(t, cli, project+"-default-1", "test", "-e", "/tmp/after-snapshot"); code == 0 {
+		t.Error("the file written after the snapshot survived the revert")
+	}
+	p.keys("Escape")
+	p.wait("sandboxes", 5*time.Second)
+	p.keys("q")
+	p.wait("rangekeeper exited 0", 10*time.Second)
+	db, err := state.Open(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	es, err := db.Journal(state.JournalQuery{Target: "docker:default/" + project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range es {
+		if e.Phase == state.PhaseOutcome {
+			got[e.Action] = e.Outcome
+		}
+	}
+	if got["snapshot"] != state.OutcomeOK || got["revert"] != state.OutcomeOK {
+		t.Errorf("journal outcomes = %v, want snapshot and revert ok", got)
+	}
+}
+
+func execIn(t *testing.T, cli *client.Client, ctr string, cmd ...string) {
+	t.Helper()
+	if code := execCode(t, cli, ctr, cmd...); code != 0 {
+		t.Fatalf("%v in %s exited %d", cmd, ctr, code)
+	}
+}
+
+// execCode runs cmd in a container through the docker CLI-free Engine API and returns its exit code.
+func execCode(t *testing.T, cli *client.Client, ctr string, cmd ...string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cr, err := cli.ExecCreate(ctx, ctr, client.ExecCreateOptions{Cmd: cmd})
+	if err != nil {
+		t.Fatalf("exec create in %s: %v", ctr, err)
+	}
+	if _, err := cli.ExecStart(ctx, cr.ID, client.ExecStartOptions{Detach: true}); err != nil {
+		t.Fatalf("exec start in %s: %v", ctr, err)
+	}
+	for {
+		res, err := cli.ExecInspect(ctx, cr.ID, client.ExecInspectOptions{})
+		if err != nil {
+			t.Fatalf("exec inspect: %v", err)
+		}
+		if !res.Running {
+			return res.ExitCode
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
