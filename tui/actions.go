@@ -390,7 +390,13 @@ func (m *Model) handleResult(msg tea.Msg) (tea.Model, tea.Cmd, bool) {
 			m.setStatus(fmt.Sprintf("%s done on %d sandboxes", msg.action, len(msg.ids)))
 		}
 		m.refreshTasks()
+		if msg.action == backends.ActionProbe && len(msg.ids) == 1 && len(failed) == 0 {
+			return m, tea.Batch(m.reloadOpen(), m.loadProbeReport(msg.ids[0])), true
+		}
 		return m, m.reloadOpen(), true
+	case probeReportMsg:
+		m.openProbeReport(msg)
+		return m, nil, true
 	case snapshotsMsg:
 		if msg.err != nil {
 			m.setStatus("revert: " + oneLine(msg.err.Error()))

@@ -23,6 +23,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/views/dialog"
 	"github.com/rangekeeper/rangekeeper/views/fleet"
 	"github.com/rangekeeper/rangekeeper/views/journal"
+	probeview "github.com/rangekeeper/rangekeeper/views/probe"
 )
 
 // ProbeFunc runs the escape probe on one sandbox inside an action-layer task and returns a
@@ -62,6 +63,7 @@ const (
 	screenTasks
 	screenList
 	screenAuthor
+	screenProbe
 )
 
 // Model is the root Bubble Tea model.
@@ -85,6 +87,7 @@ type Model struct {
 	list      listScreen
 	tasks     []action.Task
 	author    tea.Model
+	probeView *probeview.Model // the probe report in front, when screenProbe
 	dialog    *dialog.Model
 	cmd       cmdline.Model
 	running   map[string]runningAction // sandbox ID → action started from this UI
@@ -272,6 +275,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.screen == screenAuthor && m.author != nil {
 		return m.updateAuthor(msg)
 	}
+	if m.screen == screenProbe {
+		return m.updateProbe(msg)
+	}
 	if m.screen == screenFleet && m.fleet.Filtering() {
 		var cmd tea.Cmd
 		m.fleet, cmd = m.fleet.Update(msg)
@@ -399,10 +405,15 @@ func (m *Model) render() string {
 		if m.author != nil {
 			s = m.author.View().Content
 		}
+	case screenProbe:
+		if m.probeView != nil {
+			m.probeView.SetSize(m.width, m.height)
+			s = m.probeView.Render()
+		}
 	default:
 		s = m.fleet.View(m.disabledReason)
 	}
-	if m.screen != screenFleet && m.screen != screenAuthor && m.screen != screenHelp && m.fleet.Status != "" {
+	if m.screen != screenFleet && m.screen != screenAuthor && m.screen != screenHelp && m.screen != screenProbe && m.fleet.Status != "" {
 		// Progress and results show in place on every screen, on the line above the footer.
 		lines := strings.Split(s, "\n")
 		if len(lines) >= 2 {
