@@ -203,6 +203,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, cmd
 		}
 		return m, nil
+	case probeview.BackMsg:
+		return m.updateProbe(msg)
 	case tea.BackgroundColorMsg:
 		m.dark = msg.IsDark()
 		m.bgSrc = "terminal answered (dark)"

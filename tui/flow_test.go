@@ -286,7 +286,6 @@ func TestHelpListsDisabledBindingsWithReason(t *testing.T) {
 func TestSingleProbeOpensItsReport(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.key("j", "p")
-	h.waitText("probe inspect-ctf-web-iabc123 done")
 	h.waitText("Escape probe")
 	h.key("esc")
 	h.waitFor("back to the fleet", func(s string) bool { return strings.Contains(s, "/4 sandboxes") && !strings.Contains(s, "Escape probe") })
