@@ -224,8 +224,11 @@ func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) s
 		backend = r.Backend
 	}
 	name := r.SB.Name
-	if r.SB.Simulated {
-		name += " (SIM)"
+	if r.SB.Simulated { // marked in the backend column, which always has room for it
+		backend = string(r.SB.Backend) + "(sim)"
+		if l.backend > 8 {
+			backend = r.Backend + " SIMULATED"
+		}
 	}
 	sev := "-"
 	if r.Sev > catalog.SeverityNone {
