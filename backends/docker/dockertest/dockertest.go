@@ -293,6 +293,11 @@ func Sweep(run string) {
 	}
 	defer cli.Close()
 	removeLabelled(cli, LabelRun+"="+run, true)
+	// The classic builder leaves an untagged intermediate image per LABEL step; prune the dangling
+	// ones carrying the test label (images that are parents of live images are not dangling).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, _ = cli.ImagePrune(ctx, client.ImagePruneOptions{Filters: make(client.Filters).Add("dangling", "true").Add("label", LabelTest+"=1")})
 }
 
 // HaveComposeCLI reports the compose CLI available here ("docker compose" or "docker-compose"),
