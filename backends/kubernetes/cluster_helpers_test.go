@@ -143,11 +143,12 @@ func (f *fleet) get(id string) (backends.Sandbox, bool) {
 func watch(t testing.TB, b *Backend, f *fleet) (<-chan error, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- b.Watch(ctx, f.emit) }()
+	finished := make(chan struct{})
+	go func() { done <- b.Watch(ctx, f.emit); close(finished) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case <-finished:
 		case <-time.After(10 * time.Second):
 			t.Errorf("Watch did not return after cancel")
 		}

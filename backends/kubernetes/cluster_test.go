@@ -50,6 +50,17 @@ func TestClusterWatchListsReleases(t *testing.T) {
 	if f.events[0].Type != backends.EventReset {
 		t.Errorf("first event is %v, want EventReset", f.events[0].Type)
 	}
+	// A second watch on the now quiet namespace sends the whole fleet once and nothing more:
+	// the informers' initial adds are not echoed as upserts.
+	quiet := newFleet()
+	watch(t, b, quiet)
+	quiet.wait(t, 30*time.Second, "the second watch's reset", func(m map[string]backends.Sandbox) bool { return len(m) == 3 })
+	time.Sleep(4 * debounce)
+	quiet.mu.Lock()
+	if n := len(quiet.events); n != 1 {
+		t.Errorf("a quiet fleet produced %d events, want exactly 1 reset", n)
+	}
+	quiet.mu.Unlock()
 	cases := []struct {
 		r        release
 		inspect  bool
@@ -335,7 +346,10 @@ func TestClusterWatchRecovers(t *testing.T) {
 	p := newTCPProxy(t, u.Host)
 	rc := rest.CopyConfig(c.Config)
 	rc.Host = "https://" + p.addr
-	b := testBackend(t, c, rc, ns)
+	b, err := NewForConfig("envtest", rc, Options{Namespaces: []string{ns}, HealthInterval: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
 	id := func(r release) string { return b.Name() + "/" + ns + "/" + r.name }
 
 	r1 := release{name: newReleaseName(), task: "t", sample: "1"}

@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	corev1 "k8s.io/api/core/v1"
@@ -69,22 +72,36 @@ func (b *Backend) member(ctx context.Context, sandboxID, want string) (*corev1.P
 }
 
 // Exec runs a command in the first container of a member pod through the API server's
-// pods/exec (websocket, falling back to SPDY), as Inspect does. Env, WorkDir and User need a
-// shell (and runuser for User) in the image, since Kubernetes exec has no such fields.
+// pods/exec (websocket, falling back to SPDY), as Inspect does. Env, WorkDir, User and Stdin
+// need /bin/sh in the image (and runuser for User), since Kubernetes exec has no such fields.
+// Stdin is read up front (at most MaxCopySize) and fed through `head -c <size>`, like Inspect's
+// writes: not every exec server passes the end of stdin on to the process.
 func (b *Backend) Exec(ctx context.Context, sandboxID string, req backends.ExecRequest) (backends.ExecResult, error) {
 	if len(req.Cmd) == 0 {
 		return backends.ExecResult{}, fmt.Errorf("%s: exec: empty command", b.Name())
+	}
+	stdinLen := -1
+	if req.Stdin != nil {
+		data, err := io.ReadAll(io.LimitReader(req.Stdin, MaxCopySize+1))
+		if err != nil {
+			return backends.ExecResult{}, fmt.Errorf("%s: exec: read stdin: %w", b.Name(), err)
+		}
+		if len(data) > MaxCopySize {
+			return backends.ExecResult{}, fmt.Errorf("%s: exec: stdin larger than %d bytes", b.Name(), MaxCopySize)
+		}
+		stdinLen, req.Stdin = len(data), bytes.NewReader(data)
 	}
 	p, err := b.member(ctx, sandboxID, req.Member)
 	if err != nil {
 		return backends.ExecResult{}, err
 	}
-	return b.execIn(ctx, p, wrapCommand(req), req)
+	return b.execIn(ctx, p, wrapCommand(req, stdinLen), req)
 }
 
-// wrapCommand adds the working directory, environment and user through /bin/sh when asked.
-func wrapCommand(req backends.ExecRequest) []string {
-	if req.WorkDir == "" && len(req.Env) == 0 && req.User == "" {
+// wrapCommand adds the working directory, environment, user and a sized stdin through
+// /bin/sh when asked; stdinLen < 0 means no stdin.
+func wrapCommand(req backends.ExecRequest, stdinLen int) []string {
+	if req.WorkDir == "" && len(req.Env) == 0 && req.User == "" && stdinLen < 0 {
 		return req.Cmd
 	}
 	var script []string
@@ -102,7 +119,11 @@ func wrapCommand(req backends.ExecRequest) []string {
 		}
 	}
 	script = append(script, `"$@"`)
-	return append([]string{"/bin/sh", "-c", strings.Join(script, " "), "sh"}, req.Cmd...)
+	inner := strings.Join(script, " ")
+	if stdinLen >= 0 {
+		inner = "head -c " + strconv.Itoa(stdinLen) + " | (" + inner + ")"
+	}
+	return append([]string{"/bin/sh", "-c", inner, "sh"}, req.Cmd...)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -135,15 +156,18 @@ func (b *Backend) execIn(ctx context.Context, p *corev1.Pod, cmd []string, req b
 	if err != nil {
 		return backends.ExecResult{}, fmt.Errorf("%s: exec: %w", b.Name(), err)
 	}
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr lockedBuffer
 	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: req.Stdin, Stdout: &stdout, Stderr: &stderr})
-	res := backends.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	res := backends.ExecResult{Stdout: stdout.snapshot(), Stderr: stderr.snapshot()}
 	var exitErr utilexec.ExitError
 	switch {
 	case err == nil:
 		return res, nil
 	case errors.As(err, &exitErr):
 		res.ExitCode = exitErr.ExitStatus()
+		return res, nil
+	case exitStatusInMessage(err) >= 0:
+		res.ExitCode = exitStatusInMessage(err)
 		return res, nil
 	case req.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.TimedOut, res.ExitCode = true, 124 // the code timeout(1) and Inspect use
@@ -154,8 +178,26 @@ func (b *Backend) execIn(ctx context.Context, p *corev1.Pod, cmd []string, req b
 	return res, fmt.Errorf("%s: exec in pod %s/%s: %w", b.Name(), p.Namespace, p.Name, err)
 }
 
+// exitStatusRE matches the exit status that some exec servers (kwok's ClusterExec, older
+// runtimes) report only inside an internal-error message instead of the NonZeroExitCode status
+// a kubelet sends.
+var exitStatusRE = regexp.MustCompile(`error executing command in container: .*exit status (\d+)\s*$`)
+
+// exitStatusInMessage returns that exit status, or -1.
+func exitStatusInMessage(err error) int {
+	m := exitStatusRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return -1
+	}
+	n, convErr := strconv.Atoi(m[1])
+	if convErr != nil {
+		return -1
+	}
+	return n
+}
+
 // CopyTo writes data to path in the member's first container through exec: the bytes go over
-// stdin to `cat`, so only /bin/sh, mkdir, cat and chmod are needed in the image.
+// stdin to `head -c <size>`, so only /bin/sh, mkdir, head and chmod are needed in the image.
 func (b *Backend) CopyTo(ctx context.Context, sandboxID, member, path string, data []byte, mode int64) error {
 	p, err := b.member(ctx, sandboxID, member)
 	if err != nil {
@@ -164,8 +206,9 @@ func (b *Backend) CopyTo(ctx context.Context, sandboxID, member, path string, da
 	if mode == 0 {
 		mode = 0o644
 	}
-	script := `mkdir -p "$(dirname "$1")" && cat > "$1" && chmod "$2" "$1"`
-	cmd := []string{"/bin/sh", "-c", script, "sh", path, strconv.FormatInt(mode, 8)}
+	// head -c, not cat: the copy must not depend on the exec server passing stdin's end on.
+	script := `mkdir -p "$(dirname "$1")" && head -c "$3" > "$1" && chmod "$2" "$1"`
+	cmd := []string{"/bin/sh", "-c", script, "sh", path, strconv.FormatInt(mode, 8), strconv.Itoa(len(data))}
 	res, err := b.execIn(ctx, p, cmd, backends.ExecRequest{Stdin: bytes.NewReader(data)})
 	if err != nil {
 		return err
@@ -197,4 +240,23 @@ func (b *Backend) CopyFrom(ctx context.Context, sandboxID, member, path string) 
 		return nil, fmt.Errorf("%s: copy from %s in pod %s/%s: file larger than %d bytes", b.Name(), path, p.Namespace, p.Name, MaxCopySize)
 	}
 	return res.Stdout, nil
+}
+
+// lockedBuffer collects a stream: on a timeout StreamWithContext returns while its copying
+// goroutines may still write, so reads take a copy under the lock.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) snapshot() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/config"
@@ -43,6 +44,10 @@ type Options struct {
 	InCluster  bool
 	// Workers bounds the parallelism of bulk teardown (default 8, Inspect's own default).
 	Workers int
+	// HealthInterval is how often Watch checks that the API server still answers (default
+	// 10 s). Informers retry a refused connection forever; two failed checks in a row end
+	// Watch so the supervisor can report the outage and reconnect.
+	HealthInterval time.Duration
 }
 
 // Backend is one Kubernetes context. It satisfies backends.Backend, TearDowner, Resetter,
@@ -54,6 +59,7 @@ type Backend struct {
 	cs         k8s.Interface
 	md         metadata.Interface
 	dyn        dynamic.Interface
+	health     time.Duration
 	disc       discovery.CachedDiscoveryInterface
 	mapper     meta.RESTMapper
 	workers    int
@@ -139,7 +145,10 @@ func NewForConfig(name string, rc *rest.Config, o Options) (*Backend, error) {
 	if rc.QPS == 0 {
 		rc.QPS, rc.Burst = 50, 100
 	}
-	b := &Backend{context: name, rc: rc, workers: o.Workers}
+	b := &Backend{context: name, rc: rc, workers: o.Workers, health: o.HealthInterval}
+	if b.health <= 0 {
+		b.health = 10 * time.Second
+	}
 	if b.workers <= 0 {
 		b.workers = 8
 	}

@@ -108,32 +108,35 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		pf := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelService }))
 		pi := pf.Core().V1().Pods().Informer()
-		if err := w.prepare(pi, releaseKeyOfPod); err != nil {
+		ok, err := w.prepare(pi, releaseKeyOfPod)
+		if err != nil {
 			return err
 		}
 		w.pods = append(w.pods, pi)
-		synced = append(synced, pi.HasSynced)
+		synced = append(synced, ok)
 		pf.Start(ctx.Done())
 
 		if helmRecords {
 			mf := metadatainformer.NewFilteredSharedInformerFactory(b.md, 0, ns,
 				func(o *metav1.ListOptions) { o.LabelSelector = helmOwnerLabel + "=helm" })
 			si := mf.ForResource(secretsGVR).Informer()
-			if err := w.prepare(si, releaseKeyOfRecord); err != nil {
+			ok, err := w.prepare(si, releaseKeyOfRecord)
+			if err != nil {
 				return err
 			}
 			w.records = append(w.records, si)
-			synced = append(synced, si.HasSynced)
+			synced = append(synced, ok)
 			mf.Start(ctx.Done())
 		}
 		if w.cilium {
 			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(b.dyn, 0, ns, nil)
 			ci := df.ForResource(ciliumGVR).Informer()
-			if err := w.prepare(ci, releaseKeyOfPolicy); err != nil {
+			ok, err := w.prepare(ci, releaseKeyOfPolicy)
+			if err != nil {
 				return err
 			}
 			w.policies = append(w.policies, ci)
-			synced = append(synced, ci.HasSynced)
+			synced = append(synced, ok)
 			df.Start(ctx.Done())
 		}
 	}
@@ -141,6 +144,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		return w.result(ctx)
 	}
 	w.reset()
+	go w.heartbeat(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -167,16 +171,16 @@ func (w *watcher) result(ctx context.Context) error {
 }
 
 // prepare wires an informer before it starts: a transform, the release index, the event
-// handler and the watch-error handler.
-func (w *watcher) prepare(inf cache.SharedIndexInformer, key cache.IndexFunc) error {
+// handler and the watch-error handler. It returns the handler's sync check.
+func (w *watcher) prepare(inf cache.SharedIndexInformer, key cache.IndexFunc) (cache.InformerSynced, error) {
 	if err := inf.SetTransform(dropManagedFields); err != nil {
-		return err
+		return nil, err
 	}
 	if err := inf.AddIndexers(cache.Indexers{byRelease: key}); err != nil {
-		return err
+		return nil, err
 	}
 	if err := inf.SetWatchErrorHandlerWithContext(w.onWatchError); err != nil {
-		return err
+		return nil, err
 	}
 	mark := func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -185,12 +189,17 @@ func (w *watcher) prepare(inf cache.SharedIndexInformer, key cache.IndexFunc) er
 		keys, _ := key(obj)
 		w.markDirty(keys...)
 	}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    mark,
 		UpdateFunc: func(old, cur any) { mark(old); mark(cur) },
 		DeleteFunc: mark,
 	})
-	return err
+	if err != nil {
+		return nil, err
+	}
+	// The registration has synced once the handler has seen every listed object, so the reset
+	// can drop those marks instead of re-sending each release as an upsert.
+	return reg.HasSynced, nil
 }
 
 // onWatchError decides between "the informer will recover" (a dropped or expired watch) and
@@ -203,11 +212,40 @@ func (w *watcher) onWatchError(ctx context.Context, _ *cache.Reflector, err erro
 		w.cancel(w.b.explainAPIError("watch", "pods", "", err))
 		return
 	}
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if perr := w.b.cs.Discovery().RESTClient().Get().AbsPath("/version").Do(pctx).Error(); perr != nil {
+	if perr := w.b.ping(ctx); perr != nil {
 		w.cancel(fmt.Errorf("%s: API server unreachable: %w", w.b.Name(), err))
 	}
+}
+
+// heartbeat ends Watch after two failed health checks in a row: a reflector retries a refused
+// connection forever without telling its error handler.
+func (w *watcher) heartbeat(ctx context.Context) {
+	t := time.NewTicker(w.b.health)
+	defer t.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := w.b.ping(ctx)
+		if err == nil {
+			failures = 0
+			continue
+		}
+		if failures++; failures >= 2 && ctx.Err() == nil {
+			w.cancel(fmt.Errorf("%s: API server unreachable: %w", w.b.Name(), err))
+			return
+		}
+	}
+}
+
+// ping asks the API server for its version, the cheapest authenticated round trip.
+func (b *Backend) ping(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return b.cs.Discovery().RESTClient().Get().AbsPath("/version").Do(pctx).Error()
 }
 
 func (w *watcher) markDirty(keys ...string) {

@@ -125,6 +125,14 @@ func Start(dir string) (c *Cluster, err error) {
 		BinaryAssetsDirectory: dir,
 		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: []*apiextv1.CustomResourceDefinition{ciliumCRD()}},
 	}
+	// Keep envtest's certificates and etcd data under c.dir, which Stop and the reaper remove.
+	c.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(c.dir, "apiserver")}
+	c.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(c.dir, "etcd")}
+	for _, d := range []string{"apiserver", "etcd"} {
+		if err := os.MkdirAll(filepath.Join(c.dir, d), 0o700); err != nil {
+			return c, err
+		}
+	}
 	c.env.ControlPlane.GetAPIServer().Configure().
 		// Pods in the chart reference the "default" ServiceAccount; KCM creates it, but without
 		// its token controller (no signing key here) the admission plugin would wait on tokens.
@@ -134,6 +142,9 @@ func Start(dir string) (c *Cluster, err error) {
 		if pid != c.reaper.cmd.Process.Pid {
 			c.reaper.watchPID(pid)
 		}
+	}
+	if d := c.env.WebhookInstallOptions.LocalServingCertDir; d != "" {
+		c.reaper.watchDir(d) // envtest always makes this one under $TMPDIR
 	}
 	if err != nil {
 		return c, fmt.Errorf("envtest: %w", err)

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { Main(m) }
 const panicEnv = "RANGEKEEPER_KUBETEST_PANIC"
 
 // TestPanicLeavesNoOrphans runs a child test that starts the control plane, prints its
-// process IDs and panics; every one of those processes must be gone shortly after.
+// process IDs and temporary directories, and panics; all of them must be gone shortly after.
 func TestPanicLeavesNoOrphans(t *testing.T) {
 	if _, err := AssetsDir(); err != nil {
 		Need(t) // skips, or fails under CI=true
@@ -30,8 +30,12 @@ func TestPanicLeavesNoOrphans(t *testing.T) {
 		t.Fatalf("the helper did not panic:\n%s", out.String())
 	}
 	var pids []int
+	var dirs []string
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "kubetest-dirs:"); ok {
+			dirs = strings.Fields(rest)
+		}
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "kubetest-pids:"); ok {
 			for _, f := range strings.Fields(rest) {
 				if pid, err := strconv.Atoi(f); err == nil {
@@ -52,6 +56,20 @@ func TestPanicLeavesNoOrphans(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	if len(dirs) != 2 {
+		t.Fatalf("helper reported dirs %v, want 2", dirs)
+	}
+	for _, d := range dirs {
+		for {
+			if _, err := os.Stat(d); os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("temporary directory %s outlived the panicking test", d)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 }
 
 // TestPanicHelper only runs as the child of TestPanicLeavesNoOrphans.
@@ -67,6 +85,7 @@ func TestPanicHelper(t *testing.T) {
 		}
 	}
 	fmt.Println("kubetest-pids:", strings.Join(pids, " "))
+	fmt.Println("kubetest-dirs:", c.dir, c.env.WebhookInstallOptions.LocalServingCertDir)
 	panic("kubetest: deliberate panic to test the reaper")
 }
 
