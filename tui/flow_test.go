@@ -288,5 +288,7 @@ func TestSingleProbeOpensItsReport(t *testing.T) {
 	h.key("j", "p")
 	h.waitText("Escape probe")
 	h.key("esc")
-	h.waitFor("back to the fleet", func(s string) bool { return strings.Contains(s, "/4 sandboxes") && !strings.Contains(s, "Escape probe") })
+	h.waitFor("back to the fleet", func(s string) bool {
+		return strings.Contains(s, "/4 sandboxes") && !strings.Contains(s, "Escape probe")
+	})
 }
