@@ -15,6 +15,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+
+	"github.com/rangekeeper/rangekeeper/backends/docker/dockerfile"
 )
 
 // LabelDemo marks every resource the demo creates, so --down removes exactly those.
@@ -109,7 +111,7 @@ func buildImage(ctx context.Context, cli *client.Client, opts Options) error {
 		df += "COPY busybox /bin/busybox\nRUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n" +
 			"RUN [\"/bin/busybox\", \"mkdir\", \"-p\", \"/tmp\", \"/data\", \"/etc\"]\nRUN [\"/bin/busybox\", \"chmod\", \"1777\", \"/tmp\"]\n"
 	}
-	df += "CMD [\"/bin/agent\"]\n"
+	df += "CMD [\"/bin/agent\"]\n" + dockerfile.Label(opts.labels(nil))
 	if err := add("agent", opts.Agent, 0o755); err != nil {
 		return err
 	}
@@ -119,7 +121,7 @@ func buildImage(ctx context.Context, cli *client.Client, opts Options) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{Image}, Labels: opts.labels(nil), Remove: true, ForceRemove: true})
+	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{Image}, Remove: true, ForceRemove: true})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+
+	"github.com/rangekeeper/rangekeeper/backends/docker/dockerfile"
 )
 
 // LabelTest marks every resource a test creates; LabelRun ties it to one test process.
@@ -102,7 +104,7 @@ func Image(t testing.TB) string {
 func BuildImage(ctx context.Context, cli *client.Client, tag string, labels map[string]string, files map[string][]byte, hostFiles []string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	dockerfile := "FROM scratch\n"
+	recipe := "FROM scratch\n"
 	add := func(name string, data []byte, mode int64) error {
 		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(data))}); err != nil {
 			return err
@@ -120,7 +122,7 @@ func BuildImage(ctx context.Context, cli *client.Client, tag string, labels map[
 		if err := add(base, data, 0o755); err != nil {
 			return err
 		}
-		dockerfile += fmt.Sprintf("COPY %s /bin/%s\n", base, base)
+		recipe += fmt.Sprintf("COPY %s /bin/%s\n", base, base)
 		if base == "busybox" {
 			hasBusybox = true
 		}
@@ -129,20 +131,21 @@ func BuildImage(ctx context.Context, cli *client.Client, tag string, labels map[
 		if err := add(strings.TrimPrefix(name, "/"), data, 0o755); err != nil {
 			return err
 		}
-		dockerfile += fmt.Sprintf("COPY %s %s\n", strings.TrimPrefix(name, "/"), name)
+		recipe += fmt.Sprintf("COPY %s %s\n", strings.TrimPrefix(name, "/"), name)
 	}
 	if hasBusybox {
-		dockerfile += `RUN ["/bin/busybox", "--install", "-s", "/bin"]` + "\n" +
+		recipe += `RUN ["/bin/busybox", "--install", "-s", "/bin"]` + "\n" +
 			`RUN ["/bin/busybox", "mkdir", "-p", "/tmp", "/etc", "/root"]` + "\n" +
 			`RUN ["/bin/busybox", "chmod", "1777", "/tmp"]` + "\n"
 	}
-	if err := add("Dockerfile", []byte(dockerfile), 0o644); err != nil {
+	recipe += dockerfile.Label(labels)
+	if err := add("Dockerfile", []byte(recipe), 0o644); err != nil {
 		return err
 	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Labels: labels, Remove: true, ForceRemove: true})
+	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true})
 	if err != nil {
 		return err
 	}
@@ -293,11 +296,11 @@ func Sweep(run string) {
 	}
 	defer cli.Close()
 	removeLabelled(cli, LabelRun+"="+run, true)
-	// The classic builder leaves an untagged intermediate image per LABEL step; prune the dangling
-	// ones carrying the test label (images that are parents of live images are not dangling).
+	// Prune only this run's dangling images: another test process may be mid-build, and its
+	// freshly built image is untagged (dangling) until the engine tags it.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, _ = cli.ImagePrune(ctx, client.ImagePruneOptions{Filters: make(client.Filters).Add("dangling", "true").Add("label", LabelTest+"=1")})
+	_, _ = cli.ImagePrune(ctx, client.ImagePruneOptions{Filters: make(client.Filters).Add("dangling", "true").Add("label", LabelRun+"="+run)})
 }
 
 // HaveComposeCLI reports the compose CLI available here ("docker compose" or "docker-compose"),
