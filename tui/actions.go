@@ -111,7 +111,7 @@ func (m *Model) disabledReason(binding string, r *fleet.Row) string {
 		if b, _, ok := m.opts.Supervisor.Lookup(r.SB.ID); ok {
 			if ok, why := backends.Supports(b, a); !ok {
 				if a == backends.ActionSnapshot || a == backends.ActionRevert {
-					if ok, _ := backends.Supports(b, backends.ActionReset); ok {
+					if ok, _ := backends.Supports(b, backends.ActionReset); ok && !strings.Contains(why, "reset available") {
 						why += " — reset available"
 					}
 				}

@@ -51,7 +51,7 @@ type Options struct {
 }
 
 // Backend is one Kubernetes context. It satisfies backends.Backend, TearDowner, Resetter,
-// Executor, Copier and Explainer.
+// Executor, Copier, Explainer, and Snapshotter and Reverter (CSI VolumeSnapshots, volsnap.go).
 type Backend struct {
 	context    string
 	namespaces []string // nil means all namespaces
@@ -63,6 +63,7 @@ type Backend struct {
 	disc       discovery.CachedDiscoveryInterface
 	mapper     meta.RESTMapper
 	workers    int
+	snap       snapCap // cached snapshot capability (volsnap.go)
 }
 
 var (
@@ -193,11 +194,16 @@ func (b *Backend) Kind() backends.Kind { return backends.KindKubernetes }
 // Context is the kubeconfig context this backend talks to.
 func (b *Backend) Context() string { return b.context }
 
-// Unsupported explains the actions Kubernetes cannot honestly offer.
+// Unsupported explains the actions Kubernetes cannot honestly offer. Snapshot and revert need
+// the VolumeSnapshot API and a VolumeSnapshotClass; whether a given release has PVCs is only
+// known per release (UnsupportedFor, and the actions themselves refuse).
 func (b *Backend) Unsupported(a backends.Action) string {
 	switch a {
 	case backends.ActionSnapshot, backends.ActionRevert:
-		return string(a) + ": not supported by Kubernetes (pods have no snapshot; CSI volume snapshots are not implemented yet) — reset available"
+		// Only PVCs can be snapshotted (CSI VolumeSnapshots); the answer is cached (volsnap.go).
+		if why := b.snapshotUnsupported(); why != "" {
+			return string(a) + ": " + why + " — reset available"
+		}
 	}
 	return ""
 }

@@ -102,6 +102,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	defer cancel(nil)
 	w := &watcher{b: b, emit: emit, cancel: cancel, dirty: map[string]struct{}{}, kick: make(chan struct{}, 1), emitted: map[string]bool{}}
 	w.cilium = b.hasCilium(ctx)
+	b.refreshSnapshotCapability(ctx) // so Unsupported, called by the UI, never waits
 
 	var synced []cache.InformerSynced
 	for _, ns := range b.listNamespaces() {
