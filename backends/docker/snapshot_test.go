@@ -66,6 +66,9 @@ const (
 	changeBoth     = "echo changed > /etc/marker && echo vol-changed > /data/v && touch /data/added-later"
 	readBack       = "cat /etc/marker /data/v; ls /data"
 	wantOriginals  = "original\nvol-original\nv"
+	// reachB fetches b's page by service name, allowing the engine's embedded DNS and b's httpd up
+	// to 10 s to settle after a (re)start: both come up asynchronously after ContainerStart.
+	reachB = "for i in $(seq 1 50); do wget -q -O- http://b:8080/ 2>/dev/null && exit 0; sleep 0.2; done; wget -q -O- http://b:8080/"
 )
 
 func TestSnapshotAndRevertRestoresFilesNetworksAndCompose(t *testing.T) {
@@ -94,7 +97,7 @@ func TestSnapshotAndRevertRestoresFilesNetworksAndCompose(t *testing.T) {
 		t.Fatalf("snapshot images labelled %s: %d (%v), want 2", info.ID, len(imgs.Items), err)
 	}
 	// Members are running again (unpaused) after the snapshot.
-	if got := sh(t, b, id, "a", "wget -q -O- http://b:8080/"); got != "hi-from-b" {
+	if got := sh(t, b, id, "a", reachB); got != "hi-from-b" {
 		t.Fatalf("before revert a→b: %q", got)
 	}
 
@@ -108,7 +111,7 @@ func TestSnapshotAndRevertRestoresFilesNetworksAndCompose(t *testing.T) {
 	if got := sh(t, b, id, "a", readBack); got != wantOriginals {
 		t.Fatalf("after revert: %q, want %q", got, wantOriginals)
 	}
-	if got := sh(t, b, id, "a", "wget -q -O- http://b:8080/"); got != "hi-from-b" {
+	if got := sh(t, b, id, "a", reachB); got != "hi-from-b" {
 		t.Fatalf("after revert a→b by service name: %q", got)
 	}
 	n, err := cli.NetworkInspect(ctx, project+"_default", client.NetworkInspectOptions{})
