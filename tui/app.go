@@ -139,6 +139,12 @@ func New(opts Options) *Model {
 	m.fleet = fleet.New(km, th)
 	m.fleet.Now = opts.Now
 	m.fleet.ReadOnly = opts.ReadOnly
+	m.fleet.Activity = func(id string) string { // progress in place on the sandbox's row
+		if ra, ok := m.running[id]; ok {
+			return string(ra.action)
+		}
+		return ""
+	}
 	if opts.Supervisor != nil {
 		m.fleet.SetHealthAll(opts.Supervisor.Health())
 	}

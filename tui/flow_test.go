@@ -131,6 +131,14 @@ func TestCancelRunningAction(t *testing.T) {
 	h.key("j", "s", "enter")
 	<-started
 	h.waitText("running")
+	h.waitFor("progress in place on the row", func(s string) bool {
+		for _, line := range strings.Split(s, "\n") {
+			if strings.Contains(line, "inspect-ctf-web-iabc123") && strings.Contains(line, "  snapshot ") {
+				return true
+			}
+		}
+		return false
+	})
 	h.key("x")
 	h.waitText("snapshot cancelled")
 	if got := outcomes(t, h.db, "snapshot", webID); len(got) != 1 || got[0].Outcome != state.OutcomeCancelled {

@@ -55,6 +55,9 @@ type Model struct {
 	marked   map[string]bool
 	ReadOnly bool
 	Status   string // one-line message under the table
+	// Activity names the action running on a sandbox ("" when none); its row shows it in place
+	// of the status while it runs.
+	Activity func(sandboxID string) string
 
 	paint *rowPaints
 }

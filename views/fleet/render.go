@@ -234,8 +234,14 @@ func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) s
 	if r.Sev > catalog.SeverityNone {
 		sev = r.Sev.String()
 	}
+	status := string(r.SB.Status)
+	if m.Activity != nil {
+		if a := m.Activity(r.SB.ID); a != "" {
+			status = a // the action name fits the column: snapshot, revert, teardown, probe
+		}
+	}
 	text := mark + strings.Join([]string{
-		cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(string(r.SB.Status), l.status),
+		cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(status, l.status),
 		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(age(now, r.SB.Created), l.age),
 	}, " ") + " "
 	p := m.paints()
