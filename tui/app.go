@@ -42,6 +42,10 @@ type Options struct {
 	Now        func() time.Time // nil: time.Now (tests pin it for golden files)
 	Tick       time.Duration    // refresh of ages and retry countdowns; 0: 1 s
 	Probe      ProbeFunc        // nil: the probe key is shown disabled with the reason
+	// SaveCache writes the inventory cache; it runs in a command every CacheEvery (default 30 s)
+	// so a killed workbench still paints a recent fleet at its next start.
+	SaveCache  func() error
+	CacheEvery time.Duration
 	// StatsEvery is the detail view's resource sampling period; 0: 2 s, negative: never.
 	StatsEvery time.Duration
 	// BackgroundWait is how long to wait for the terminal's background colour answer; 0: 300 ms.
@@ -92,6 +96,7 @@ type Model struct {
 	dialog    *dialog.Model
 	cmd       cmdline.Model
 	running   map[string]runningAction // sandbox ID → action started from this UI
+	lastSave  time.Time
 	lastError string
 }
 
@@ -225,9 +230,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.bgSrc = "no answer in " + m.opts.BackgroundWait.String() + ", dark assumed"
 		}
 		return m, nil
+	case cacheErrMsg:
+		m.setStatus("inventory cache: " + oneLine(msg.err.Error()))
+		return m, nil
 	case tickMsg:
 		m.refreshProgress()
-		return m, m.tick()
+		return m, tea.Batch(m.tick(), m.maybeSaveCache(time.Time(msg)))
 	case fleet.UpdatesMsg:
 		var cmd tea.Cmd
 		m.fleet, cmd = m.fleet.Update(msg)
@@ -440,3 +448,32 @@ func (m *Model) render() string {
 	}
 	return s
 }
+
+// maybeSaveCache returns a command that saves the inventory cache when it is due.
+func (m *Model) maybeSaveCache(now time.Time) tea.Cmd {
+	if m.opts.SaveCache == nil {
+		return nil
+	}
+	every := m.opts.CacheEvery
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	if m.lastSave.IsZero() {
+		m.lastSave = now // the first save waits a full period: the fleet is still arriving
+		return nil
+	}
+	if now.Sub(m.lastSave) < every {
+		return nil
+	}
+	m.lastSave = now
+	save := m.opts.SaveCache
+	return func() tea.Msg {
+		if err := save(); err != nil {
+			return cacheErrMsg{err}
+		}
+		return nil
+	}
+}
+
+// cacheErrMsg reports a failed cache save on the status line.
+type cacheErrMsg struct{ err error }

@@ -47,7 +47,7 @@ func runTUI(ctx context.Context, f *factory) error {
 	layer := action.New(sup, db, cfg.ReadOnly || f.ReadOnly)
 	m := tui.New(tui.Options{Supervisor: sup, Actions: layer, State: db, Keys: km, Theme: cfg.Theme,
 		ReadOnly: cfg.ReadOnly || f.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "",
-		Probe: tuiProbe(cfg, db)})
+		Probe: tuiProbe(cfg, db), SaveCache: func() error { return saveInventory(db, sup) }})
 	if recs, err := db.Inventory(); err == nil {
 		m.LoadCache(recs)
 	}
