@@ -56,7 +56,7 @@ func BenchmarkSnapshotVsRawCommit(b *testing.B) {
 		}
 		raw += time.Since(start)
 		for _, im := range ids {
-			_, _ = be.cli.ImageRemove(ctx, im, client.ImageRemoveOptions{Force: true})
+			_, _ = be.cli.ImageRemove(ctx, im, client.ImageRemoveOptions{Force: true, PruneChildren: true})
 		}
 		b.StartTimer()
 		start = time.Now()
