@@ -1,9 +1,6 @@
 package pvesim
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // VersionSuffix ends the simulator's /version "version" (e.g. "9.1.1+pvesim") so clients can
 // mark its sandboxes SIMULATED; repoid must stay hex per the schema.
@@ -28,7 +25,7 @@ func SeedDemo(s *Server) error {
 	s.AddZone("cyb002z", map[string][]Subnet{"cyb002v0": {{CIDR: "192.168.22.0/24"}}})
 	s.AddZone("web003z", map[string][]Subnet{"web003v0": {{CIDR: "192.168.23.0/24", Gateway: "192.168.23.1"}}})
 	hardenedFW := map[string]any{"enable": 1, "policy_in": "DROP", "policy_out": "DROP", "ipfilter": 1}
-	ctime := int(time.Now().Add(-90 * time.Minute).Unix()) // a range started this morning, so ages read naturally
+	ctime := 1764745200
 	meta := func(i int) string { return fmt.Sprintf("creation-qemu=9.2.0,ctime=%d", ctime+i*60) }
 	agentWith := func(files map[string]string) *Agent {
 		a := NewAgent()
