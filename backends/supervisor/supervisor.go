@@ -177,8 +177,35 @@ func (s *Supervisor) apply(b backends.Backend, ev backends.Event) {
 	}
 	e := ev
 	s.pending = append(s.pending, Update{Backend: name, Event: &e})
+	if len(s.pending) > MaxPending {
+		s.collapsePending()
+	}
 	s.mu.Unlock()
 	s.signal()
+}
+
+// MaxPending bounds the updates waiting for a consumer. Past it the queue collapses into one
+// reset per backend built from the current fleet: a slow consumer then catches up in one step
+// and memory stays bounded whatever the event rate.
+var MaxPending = 50_000
+
+// collapsePending replaces the queue with the latest health and one reset per backend. s.mu held.
+func (s *Supervisor) collapsePending() {
+	by := map[string][]backends.Sandbox{}
+	for _, b := range s.backends {
+		by[b.Name()] = []backends.Sandbox{}
+	}
+	for id, sb := range s.fleet {
+		if b := s.ownerOf(id); b != nil {
+			by[b.Name()] = append(by[b.Name()], sb)
+		}
+	}
+	s.pending = s.pending[:0]
+	for _, b := range s.backends {
+		h := s.health[b.Name()]
+		s.pending = append(s.pending, Update{Backend: b.Name(), Health: &h},
+			Update{Backend: b.Name(), Event: &backends.Event{Type: backends.EventReset, Sandboxes: by[b.Name()]}})
+	}
 }
 
 func (s *Supervisor) signal() {

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -148,5 +149,46 @@ func TestResetReplacesOnlyItsOwnBackend(t *testing.T) {
 	}
 	if bk, _, ok := s.Lookup("docker:ab/y"); !ok || bk.Name() != "docker:ab" {
 		t.Errorf("Lookup resolved to the wrong backend")
+	}
+}
+
+func TestPendingQueueIsBoundedAndCollapsesToResets(t *testing.T) {
+	old := MaxPending
+	MaxPending = 100
+	defer func() { MaxPending = old }()
+	live := &scripted{name: "docker:busy", list: []backends.Sandbox{sandbox("docker:busy", "a")}, events: make(chan backends.Event)}
+	s := New([]backends.Backend{live}, Backoff{Min: time.Millisecond, Max: time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := s.Start(ctx)
+	defer func() { cancel(); wait() }()
+	waitHealth(t, s, "docker:busy", StateConnected)
+	// Nobody drains while 1,000 events arrive.
+	for i := 0; i < 1000; i++ {
+		live.events <- backends.Event{Type: backends.EventUpsert, Sandbox: sandbox("docker:busy", fmt.Sprintf("s%03d", i%150))}
+	}
+	us := s.Drain()
+	if len(us) > MaxPending+2 {
+		t.Fatalf("%d pending updates; want at most %d", len(us), MaxPending+2)
+	}
+	// Replaying what was drained gives exactly the supervisor's fleet.
+	fleet := map[string]bool{}
+	for _, u := range us {
+		if u.Event == nil {
+			continue
+		}
+		switch u.Event.Type {
+		case backends.EventReset:
+			fleet = map[string]bool{}
+			for _, sb := range u.Event.Sandboxes {
+				fleet[sb.ID] = true
+			}
+		case backends.EventUpsert:
+			fleet[u.Event.Sandbox.ID] = true
+		case backends.EventRemove:
+			delete(fleet, u.Event.ID)
+		}
+	}
+	if len(fleet) != len(s.Fleet()) || len(fleet) != 151 {
+		t.Fatalf("replayed %d sandboxes, supervisor has %d, want 151", len(fleet), len(s.Fleet()))
 	}
 }
