@@ -100,7 +100,9 @@ func TestProbeInScratchImageAsNonRootReadOnly(t *testing.T) {
 	if err := dockertest.BuildImage(ctx, cli, tag, dockertest.Labels(nil), map[string][]byte{"/rangekeeper-probe": bin}, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true, PruneChildren: true}) })
+	t.Cleanup(func() {
+		_, _ = cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	})
 	rep, logs := runToCompletion(t, cli, tag, []string{"/rangekeeper-probe", "--deadline", "5s"}, "65534:65534")
 	if rep.Version != facts.Version || rep.Identity.EUID != 65534 || rep.Mounts.RootRW || rep.Deadline {
 		t.Fatalf("report version %q euid %d root rw %v deadline %v; logs %s", rep.Version, rep.Identity.EUID, rep.Mounts.RootRW, rep.Deadline, logs)

@@ -45,7 +45,9 @@ func TestDNSChannelFromInternalNetwork(t *testing.T) {
 	if err := dockertest.BuildImage(ctx, cli, img, dockertest.Labels(nil), map[string][]byte{"/dnscanary": srv}, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = cli.ImageRemove(context.Background(), img, client.ImageRemoveOptions{Force: true, PruneChildren: true}) })
+	t.Cleanup(func() {
+		_, _ = cli.ImageRemove(context.Background(), img, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	})
 
 	project := "rkprobe-dns-" + dockertest.RunID
 	netName := internalNetwork(t, cli, project)

@@ -67,7 +67,9 @@ func TestProbeCommandCredentialNeverStoredOrShown(t *testing.T) {
 	if err := dockertest.BuildImage(ctx, cli, img, dockertest.Labels(nil), nil, []string{dockertest.BusyboxPath}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = cli.ImageRemove(context.Background(), img, client.ImageRemoveOptions{Force: true, PruneChildren: true}) })
+	t.Cleanup(func() {
+		_, _ = cli.ImageRemove(context.Background(), img, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	})
 	netName := project + "_default"
 	if _, err := cli.NetworkCreate(ctx, netName, client.NetworkCreateOptions{Driver: "bridge",
 		Labels: dockertest.Labels(map[string]string{"com.docker.compose.project": project, "com.docker.compose.network": "default"})}); err != nil {
