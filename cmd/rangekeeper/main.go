@@ -4,10 +4,16 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/sirupsen/logrus"
 )
 
 func main() {
+	// compose-go logs interpolation warnings through logrus; they would corrupt the TUI and
+	// duplicate what lint reports itself, so the library logger is silenced for every command.
+	logrus.SetOutput(io.Discard)
 	f := newFactory(os.Stdin, os.Stdout, os.Stderr)
 	root := newRootCmd(f)
 	err := root.Execute()
