@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
 	"github.com/rangekeeper/rangekeeper/views/author"
@@ -42,9 +40,6 @@ on ctrl+s and never overwritten without confirmation.`,
 			}
 			_, noColor := os.LookupEnv("NO_COLOR")
 			opts.NoColor = noColor
-			// compose-go logs interpolation warnings through logrus; on a full-screen UI they
-			// would corrupt the display, and the UI shows lint results itself.
-			logrus.SetOutput(io.Discard)
 			_, err := tea.NewProgram(author.New(opts), tea.WithInput(f.In), tea.WithOutput(f.Out)).Run()
 			return err
 		},
