@@ -191,15 +191,7 @@ var MaxPending = 50_000
 
 // collapsePending replaces the queue with the latest health and one reset per backend. s.mu held.
 func (s *Supervisor) collapsePending() {
-	by := map[string][]backends.Sandbox{}
-	for _, b := range s.backends {
-		by[b.Name()] = []backends.Sandbox{}
-	}
-	for id, sb := range s.fleet {
-		if b := s.ownerOf(id); b != nil {
-			by[b.Name()] = append(by[b.Name()], sb)
-		}
-	}
+	by := s.byBackend()
 	s.pending = s.pending[:0]
 	for _, b := range s.backends {
 		h := s.health[b.Name()]
@@ -272,6 +264,28 @@ func (s *Supervisor) Fleet() []backends.Sandbox {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// FleetByBackend returns every backend's sandboxes (an empty, non-nil slice for a backend with
+// none), keyed by backend name.
+func (s *Supervisor) FleetByBackend() map[string][]backends.Sandbox {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byBackend()
+}
+
+// byBackend groups the fleet by owning backend. s.mu held.
+func (s *Supervisor) byBackend() map[string][]backends.Sandbox {
+	by := make(map[string][]backends.Sandbox, len(s.backends))
+	for _, b := range s.backends {
+		by[b.Name()] = []backends.Sandbox{}
+	}
+	for id, sb := range s.fleet {
+		if b := s.ownerOf(id); b != nil {
+			by[b.Name()] = append(by[b.Name()], sb)
+		}
+	}
+	return by
 }
 
 // WaitReady blocks until every backend has answered once, or ctx ends. It returns the backends

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/views/fleet"
 )
 
 func init() { registerCommand(newLsCmd) }
@@ -82,7 +83,7 @@ func runLs(_ context.Context, f *factory, s *supervisor.Supervisor, opts *lsOpti
 			name += " (SIMULATED)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", sb.Backend, name, dash(sb.Task), sb.Status, running, len(sb.Members),
-			shortAge(opts.Now(), sb.Created), sev, sb.ID)
+			fleet.Age(opts.Now(), sb.Created), sev, sb.ID)
 	}
 	return tw.Flush()
 }
@@ -92,20 +93,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func shortAge(now, t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	d := now.Sub(t).Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }

@@ -86,9 +86,7 @@ func (f *factory) Backends() ([]backends.Backend, error) {
 		}
 		all = append(all, bs...)
 	}
-	for _, b := range f.extraBackends {
-		all = append(all, b)
-	}
+	all = append(all, f.extraBackends...)
 	for _, b := range all {
 		if c, ok := b.(backends.Closer); ok {
 			f.onClose(func() { c.Close() })
@@ -169,27 +167,14 @@ func attachStore(s *supervisor.Supervisor, db *state.DB) {
 	}
 }
 
-// saveInventory caches the fleet per backend so the next start paints instantly.
+// saveInventory caches the fleet of every connected backend so the next start paints instantly.
 func saveInventory(db *state.DB, s *supervisor.Supervisor) error {
-	by := map[string][]backends.Sandbox{}
+	by := s.FleetByBackend()
 	for _, h := range s.Health() {
-		if h.State == supervisor.StateConnected {
-			by[h.Backend] = []backends.Sandbox{}
+		if h.State != supervisor.StateConnected {
+			continue // keep the last good cache of a backend that is down
 		}
-	}
-	for _, sb := range s.Fleet() {
-		name := sb.ID
-		for b := range by {
-			if len(sb.ID) > len(b) && sb.ID[:len(b)+1] == b+"/" {
-				name = b
-			}
-		}
-		if _, ok := by[name]; ok {
-			by[name] = append(by[name], sb)
-		}
-	}
-	for b, sbs := range by {
-		if err := db.SaveInventory(state.InventoryRecord{Backend: b, Saved: time.Now().UTC(), Sandboxes: sbs}); err != nil {
+		if err := db.SaveInventory(state.InventoryRecord{Backend: h.Backend, Saved: time.Now().UTC(), Sandboxes: by[h.Backend]}); err != nil {
 			return err
 		}
 	}

@@ -190,7 +190,7 @@ func (m *Model) tableLines(l layout, w, n int) []string {
 		r := m.store.At(i)
 		out = append(out, m.rowLine(r, i == m.cursor, l, w, now))
 		if m.expanded[r.SB.ID] {
-			dim := theme.NewPaint(m.Theme.Dim)
+			dim := m.paints().dim
 			for _, mem := range r.SB.Members {
 				if len(out) == n {
 					break
@@ -242,7 +242,7 @@ func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) s
 	}
 	text := mark + strings.Join([]string{
 		cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(status, l.status),
-		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(age(now, r.SB.Created), l.age),
+		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(Age(now, r.SB.Created), l.age),
 	}, " ") + " "
 	p := m.paints()
 	switch {
@@ -260,9 +260,9 @@ func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) s
 
 // rowPaints caches the theme's row styles as escape sequences (rebuilt when the theme changes).
 type rowPaints struct {
-	theme                        string
-	selected, stale, row, marked theme.Paint
-	sev                          map[catalog.Severity]theme.Paint
+	theme                             string
+	selected, stale, row, marked, dim theme.Paint
+	sev                               map[catalog.Severity]theme.Paint
 }
 
 func (m *Model) paints() *rowPaints {
@@ -270,7 +270,7 @@ func (m *Model) paints() *rowPaints {
 		return m.paint
 	}
 	p := &rowPaints{theme: m.Theme.Name, selected: theme.NewPaint(m.Theme.Selected), stale: theme.NewPaint(m.Theme.Stale),
-		row: theme.NewPaint(m.Theme.Row), marked: theme.NewPaint(m.Theme.Marked), sev: map[catalog.Severity]theme.Paint{}}
+		row: theme.NewPaint(m.Theme.Row), marked: theme.NewPaint(m.Theme.Marked), dim: theme.NewPaint(m.Theme.Dim), sev: map[catalog.Severity]theme.Paint{}}
 	for s := catalog.SeverityNone; s <= catalog.SeverityCritical; s++ {
 		p.sev[s] = theme.NewPaint(m.Theme.Severity(s))
 	}
@@ -278,8 +278,8 @@ func (m *Model) paints() *rowPaints {
 	return p
 }
 
-// age renders a compact duration like k9s does: 45s, 12m, 3h, 9d.
-func age(now, t time.Time) string {
+// Age renders a compact duration like k9s does: 45s, 12m, 3h, 9d.
+func Age(now, t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
