@@ -27,6 +27,7 @@ demo-down: build
 	./$(BIN)/rangekeeper demo --down
 
 lint:
+	hack/check-outside-paths.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 

@@ -13,8 +13,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// agentEnvSchema is Inspect's agent-env chart values.schema.json (copied from
-// ../shared/k8s/agent-env/chart); the chart rejects values it does not validate against.
+// agentEnvSchema is Inspect's agent-env chart values.schema.json, a copy of the vendored chart's in
+// backends/kubernetes/testdata/agent-env (a test keeps them equal); the chart rejects values it does
+// not validate against.
 //
 //go:embed agent-env.values.schema.json
 var agentEnvSchema []byte

@@ -98,7 +98,7 @@ func (b *Backend) inspectPosture(ctx context.Context, containerID, name string) 
 	return assessPosture(res.Container, name, nets), nil
 }
 
-// ruleMeta is a rule's default severity and axis (../shared/brief/hardening.md §1); some rules
+// ruleMeta is a rule's default severity and axis (the rule catalogue, spec/catalog); some rules
 // raise or lower the severity per trigger, as the brief's tables say.
 type ruleMeta struct {
 	sev  catalog.Severity

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Rule IDs and severities follow ../shared/brief/hardening.md §2 (K8S-*, HELM-*).
+// Rule IDs and severities follow the rule catalogue in spec/catalog (K8S-*, HELM-*).
 
 // baselineCaps is the PSS Baseline allow-list of added capabilities (NET_RAW is not in it).
 var baselineCaps = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// agentEnvChart is Inspect's real chart, beside the repository (present in CI too).
-const agentEnvChart = "../../../shared/k8s/agent-env/chart"
+// agentEnvChart is Inspect's real chart 0.14.0, vendored as test data (see its README).
+const agentEnvChart = "testdata/agent-env/chart"
 
 // renderAgentEnv renders the real agent-env chart client-side (what `helm template` does) and
 // returns the pods its StatefulSets would create and its CiliumNetworkPolicies.

@@ -18,8 +18,8 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/proxmox/pvesim"
 )
 
-// schemaPath is the PVE API schema extract shared next to the repository (AGPL data, tests only).
-const schemaPath = "../../../shared/pve-api/pve-api-subset.json"
+// schemaPath is the PVE API schema extract, vendored as test data (AGPL-derived; see testdata/NOTICE.md).
+const schemaPath = "testdata/pve-api-subset.json"
 
 type schemaMethod struct {
 	Parameters struct {
