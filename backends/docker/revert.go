@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,7 +154,87 @@ func (b *Backend) revert(ctx context.Context, sandboxID string, data snapshotDat
 		p.started = append(p.started, m.Name)
 		revertStep(ctx, "started "+m.Name)
 	}
-	return nil
+	return b.awaitRunningAndNamed(ctx, data.Members, newID, discoveryDeadline)
+}
+
+// discoveryDeadline bounds how long a revert waits for started members to run and for the engine
+// to register their network names.
+var discoveryDeadline = 30 * time.Second
+
+// awaitRunningAndNamed waits (bounded, cancellable) until every member that was running at the
+// snapshot runs again and is attached to each of its networks under every recorded alias, as the
+// engine reports it. A revert that returned while a member's service name was not registered
+// would leave the sandbox broken in a way nobody sees until the eval fails.
+func (b *Backend) awaitRunningAndNamed(ctx context.Context, members []memberRecipe, newID map[string]string, deadline time.Duration) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	reported := false
+	for {
+		var pending []string
+		for _, m := range members {
+			if !m.Running {
+				continue
+			}
+			if why, err := b.notYetNamed(ctx, m, newID[m.Name]); err != nil {
+				return err
+			} else if why != "" {
+				pending = append(pending, why)
+			}
+		}
+		if len(pending) == 0 {
+			if reported {
+				backends.Progress(ctx, "service discovery ready after %s", time.Since(start).Round(10*time.Millisecond))
+			}
+			return nil
+		}
+		if !reported && time.Since(start) > time.Second {
+			backends.Progress(ctx, "waiting for service discovery: %s", strings.Join(pending, "; "))
+			reported = true
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("members restored but not ready after %s: %s", deadline, strings.Join(pending, "; "))
+			}
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// notYetNamed says why member m (container id) is not yet running and named on its networks,
+// or "" when it is. A member that exited is an error: waiting will not bring it back.
+func (b *Backend) notYetNamed(ctx context.Context, m memberRecipe, id string) (string, error) {
+	ins, err := b.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return m.Name + " not inspected yet", nil
+		}
+		return "", fmt.Errorf("inspect %s: %w", m.Name, err)
+	}
+	c := ins.Container
+	if c.State == nil || !c.State.Running {
+		if c.State != nil && c.State.Status == container.StateExited {
+			return "", fmt.Errorf("%s exited (code %d) right after it was started", m.Name, c.State.ExitCode)
+		}
+		return m.Name + " not running yet", nil
+	}
+	for net, want := range m.Endpoints {
+		var got *network.EndpointSettings
+		if c.NetworkSettings != nil {
+			got = c.NetworkSettings.Networks[net]
+		}
+		if got == nil || got.EndpointID == "" {
+			return fmt.Sprintf("%s not attached to %s yet", m.Name, net), nil
+		}
+		for _, alias := range want.Aliases {
+			if !slices.Contains(got.Aliases, alias) {
+				return fmt.Sprintf("%s not registered as %q on %s yet", m.Name, alias, net), nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // ensureNetworks recreates the project's networks that are missing, with their compose labels,

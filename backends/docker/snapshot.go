@@ -233,6 +233,24 @@ func (b *Backend) pauseAll(ctx context.Context, cs []container.InspectResponse) 
 	}, err
 }
 
+// recordedAliases drops only the alias the engine adds itself: the 12-character short container
+// ID. Comparing with a prefix of the ID instead would also drop a service alias such as "b" or
+// "a1" whenever the (hex) ID happens to start with it, and the reverted member would lose its
+// service name on the network.
+func recordedAliases(containerID string, aliases []string) []string {
+	short := containerID
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	var keep []string
+	for _, a := range aliases {
+		if a != short {
+			keep = append(keep, a)
+		}
+	}
+	return keep
+}
+
 // recipeOf records what ContainerCreate and NetworkConnect need to recreate c from image ref.
 func recipeOf(c container.InspectResponse, ref, imageID string) memberRecipe {
 	cfg := *c.Config
@@ -248,11 +266,7 @@ func recipeOf(c container.InspectResponse, ref, imageID string) memberRecipe {
 				continue
 			}
 			keep := &network.EndpointSettings{IPAMConfig: ep.IPAMConfig, Links: ep.Links, DriverOpts: ep.DriverOpts}
-			for _, a := range ep.Aliases {
-				if !strings.HasPrefix(c.ID, a) { // the engine adds the short container ID itself
-					keep.Aliases = append(keep.Aliases, a)
-				}
-			}
+			keep.Aliases = recordedAliases(c.ID, ep.Aliases)
 			m.Endpoints[name] = keep
 		}
 	}

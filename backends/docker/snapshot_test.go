@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,6 +111,21 @@ func TestSnapshotAndRevertRestoresFilesNetworksAndCompose(t *testing.T) {
 	}
 	if got := sh(t, b, id, "a", readBack); got != wantOriginals {
 		t.Fatalf("after revert: %q, want %q", got, wantOriginals)
+	}
+	// Revert returns only when every member runs under its service names, so the name resolves
+	// at once (reachB's retry loop covers only b's httpd starting up).
+	for _, svc := range []string{"a", "b"} {
+		m, err := b.member(ctx, id, svc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins, err := cli.ContainerInspect(ctx, m.ID, client.ContainerInspectOptions{})
+		if err != nil || !ins.Container.State.Running || !slices.Contains(ins.Container.NetworkSettings.Networks[project+"_default"].Aliases, svc) {
+			t.Fatalf("after revert %s: running=%v aliases=%v (%v)", svc, ins.Container.State.Running, ins.Container.NetworkSettings.Networks[project+"_default"].Aliases, err)
+		}
+	}
+	if got := sh(t, b, id, "a", "nslookup b 127.0.0.11 >/dev/null && echo resolved"); got != "resolved" {
+		t.Fatalf("after revert, b does not resolve in a: %q", got)
 	}
 	if got := sh(t, b, id, "a", reachB); got != "hi-from-b" {
 		t.Fatalf("after revert a→b by service name: %q", got)

@@ -199,7 +199,8 @@ func newRevertCmd(f *factory) *cobra.Command {
 			if err := confirmByName(f, "revert "+sb.Name+" to "+snap+":", []string{sb.Name}, yes); err != nil {
 				return err
 			}
-			if err := layer.Revert(ctxOr(cmd), sb.ID, snap, backends.RevertOptions{Start: start}, true); err != nil {
+			ctx := backends.WithProgress(ctxOr(cmd), func(step string) { fmt.Fprintf(f.ErrOut, "revert %s: %s\n", sb.Name, step) })
+			if err := layer.Revert(ctx, sb.ID, snap, backends.RevertOptions{Start: start}, true); err != nil {
 				return err
 			}
 			fmt.Fprintf(f.Out, "%s reverted to %s\n", sb.Name, snap)
