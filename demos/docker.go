@@ -19,11 +19,15 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockerfile"
 )
 
-// LabelDemo marks every resource the demo creates, so --down removes exactly those.
+// LabelDemo marks every resource the demo creates, so --down removes exactly those. Its value is
+// the demo instance ("1" for the operator's demo range).
 const LabelDemo = "dev.rangekeeper.demo"
 
-// Image is the demo's local image tag.
+// Image is the operator's demo image tag; other instances tag "rangekeeper-demo/agent:<instance>".
 const Image = "rangekeeper-demo/agent:local"
+
+// defaultInstance is the label value of the operator's demo range (`rangekeeper demo`).
+const defaultInstance = "1"
 
 // Range is the demo's compose projects, with Inspect-style names (task + "-i" + 6+ chars).
 var Range = []Project{
@@ -45,6 +49,37 @@ type Options struct {
 	Agent   []byte            // static demo agent binary (required)
 	Busybox []byte            // optional static busybox, so operators can exec a shell
 	Labels  map[string]string // extra labels on every resource (tests add their own)
+	// Instance separates demo ranges on one engine: "" is the operator's demo range; tests pass
+	// their run ID (lower-case letters and digits), so their projects, image and labels never
+	// touch a demo range an operator has running.
+	Instance string
+}
+
+func (o Options) instance() string {
+	if o.Instance == "" {
+		return defaultInstance
+	}
+	return o.Instance
+}
+
+// Projects returns the instance's projects: the operator's demo uses Range's names; another
+// instance appends "t<instance>" to each (keeping Inspect's name pattern).
+func (o Options) Projects() []Project {
+	out := append([]Project(nil), Range...)
+	if o.Instance != "" {
+		for i := range out {
+			out[i].Name += "t" + o.Instance
+		}
+	}
+	return out
+}
+
+// image is the instance's image tag.
+func (o Options) image() string {
+	if o.Instance == "" {
+		return Image
+	}
+	return "rangekeeper-demo/agent:t" + o.Instance
 }
 
 // FindAgent looks for the demo agent binary next to the running executable, then in ./bin.
@@ -63,7 +98,7 @@ func FindAgent() (string, error) {
 }
 
 func (o Options) labels(extra map[string]string) map[string]string {
-	l := map[string]string{LabelDemo: "1"}
+	l := map[string]string{LabelDemo: o.instance()}
 	for k, v := range o.Labels {
 		l[k] = v
 	}
@@ -79,13 +114,13 @@ func Up(ctx context.Context, cli *client.Client, opts Options) error {
 	if len(opts.Agent) == 0 {
 		return errors.New("demo: no agent binary")
 	}
-	if err := Down(ctx, cli); err != nil {
+	if err := DownInstance(ctx, cli, opts.Instance); err != nil {
 		return err
 	}
 	if err := buildImage(ctx, cli, opts); err != nil {
 		return fmt.Errorf("demo: build image: %w", err)
 	}
-	for _, p := range Range {
+	for _, p := range opts.Projects() {
 		if err := startProject(ctx, cli, p, opts); err != nil {
 			return fmt.Errorf("demo: %s: %w", p.Name, err)
 		}
@@ -121,7 +156,7 @@ func buildImage(ctx context.Context, cli *client.Client, opts Options) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{Image}, Remove: true, ForceRemove: true})
+	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{opts.image()}, Remove: true, ForceRemove: true})
 	if err != nil {
 		return err
 	}
@@ -184,7 +219,7 @@ func run(ctx context.Context, cli *client.Client, project, service, netName stri
 	name := fmt.Sprintf("%s-%s-1", project, service)
 	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name:       name,
-		Config:     &container.Config{Image: Image, Cmd: cmd, User: user, Labels: opts.labels(composeLabels(project, service, nil)), StopSignal: "SIGTERM"},
+		Config:     &container.Config{Image: opts.image(), Cmd: cmd, User: user, Labels: opts.labels(composeLabels(project, service, nil)), StopSignal: "SIGTERM"},
 		HostConfig: hc,
 		NetworkingConfig: &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
 			netName: {Aliases: []string{service}},
@@ -197,11 +232,16 @@ func run(ctx context.Context, cli *client.Client, project, service, netName stri
 	return err
 }
 
-// Down removes every container, network, volume and image labelled as the demo's.
-func Down(ctx context.Context, cli *client.Client) error {
+// Down removes the operator's demo range: every container, network, volume and image labelled as
+// its own. Demo ranges of other instances (tests) are left alone.
+func Down(ctx context.Context, cli *client.Client) error { return DownInstance(ctx, cli, "") }
+
+// DownInstance removes one instance's demo range ("" is the operator's).
+func DownInstance(ctx context.Context, cli *client.Client, instance string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	f := make(client.Filters).Add("label", LabelDemo+"=1")
+	opts := Options{Instance: instance}
+	f := make(client.Filters).Add("label", LabelDemo+"="+opts.instance())
 	var errs []error
 	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
@@ -233,7 +273,7 @@ func Down(ctx context.Context, cli *client.Client) error {
 			continue
 		}
 		for _, i := range is.Items {
-			if lf["label"]["dev.rangekeeper.snapshot"] && !isDemoImage(i.Labels) {
+			if lf["label"]["dev.rangekeeper.snapshot"] && !opts.ownsImage(i.Labels) {
 				continue
 			}
 			if _, err := cli.ImageRemove(ctx, i.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true}); err != nil && !strings.Contains(err.Error(), "No such image") {
@@ -244,11 +284,13 @@ func Down(ctx context.Context, cli *client.Client) error {
 	return errors.Join(errs...)
 }
 
-func isDemoImage(labels map[string]string) bool {
-	if labels[LabelDemo] == "1" {
+// ownsImage reports whether an image belongs to this instance: its label, or a snapshot image
+// of one of its projects.
+func (o Options) ownsImage(labels map[string]string) bool {
+	if labels[LabelDemo] == o.instance() {
 		return true
 	}
-	for _, p := range Range {
+	for _, p := range o.Projects() {
 		if labels["com.docker.compose.project"] == p.Name {
 			return true
 		}
