@@ -9,7 +9,7 @@ TEST_ENV :=
 # and appends to TEST_PREREQS / TEST_ENV).
 -include hack/*/*.mk
 
-.PHONY: all build test demo demo-down lint bench clean
+.PHONY: all build test demo demo-down lint bench clean ci-fresh ci-fresh-cold
 
 all: build
 
@@ -33,6 +33,13 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Rehearse a new user: clone HEAD into an empty temp directory and run .ci/run there.
+ci-fresh:
+	hack/ci-fresh.sh
+
+ci-fresh-cold:
+	hack/ci-fresh.sh --cold
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Rehearses a new user: clones the committed HEAD into an empty temporary directory outside the
+# working tree (nothing beside the clone) and runs .ci/run there, timing it.
+#   hack/ci-fresh.sh          warm: the machine's Go module and build caches
+#   hack/ci-fresh.sh --cold   cold: empty Go module and build caches of its own (as a new machine)
+#   KEEP=1 hack/ci-fresh.sh   keep the temporary directory for inspection
+set -euo pipefail
+root=$(git rev-parse --show-toplevel)
+cold=0
+[ "${1:-}" = "--cold" ] && cold=1
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rangekeeper-ci-fresh.XXXXXX")
+cleanup() {
+	if [ "${KEEP:-0}" = 1 ]; then
+		echo "ci-fresh: kept $tmp"
+	else
+		chmod -R u+w "$tmp" 2>/dev/null || true # the module cache is read-only
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+
+git clone -q --no-hardlinks "$root" "$tmp/rangekeeper"
+echo "ci-fresh: $(git -C "$tmp/rangekeeper" log -1 --format='%h %s') in $tmp/rangekeeper"
+if [ -n "$(git -C "$root" status --porcelain)" ]; then
+	echo "ci-fresh: note: uncommitted changes in $root are not part of this rehearsal"
+fi
+if [ "$cold" = 1 ]; then
+	export GOCACHE="$tmp/cache/go-build" GOMODCACHE="$tmp/cache/mod"
+	echo "ci-fresh: cold Go caches in $tmp/cache"
+fi
+start=$(date +%s)
+status=0
+(cd "$tmp/rangekeeper" && .ci/run) || status=$?
+secs=$(( $(date +%s) - start ))
+printf 'ci-fresh: %s run %s in %dm%02ds (load average now: %s)\n' "$([ $cold = 1 ] && echo cold || echo warm)" \
+	"$([ $status = 0 ] && echo passed || echo "FAILED (exit $status)")" $((secs / 60)) $((secs % 60)) "$(cut -d' ' -f1-3 /proc/loadavg)"
+exit $status
