@@ -1,3 +1,5 @@
+// check-outside-paths: plants references on purpose
+
 package rangekeeper_test
 
 import (

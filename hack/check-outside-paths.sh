@@ -14,6 +14,16 @@ if [ $# -gt 0 ]; then
 else
 	mapfile -t files < <(git ls-files -- '*.go' '*.sh' '*.mk' 'Makefile' '*/Makefile' '.ci/*' 'go.mod' '*/go.mod')
 fi
+# This script names the patterns it looks for, and its test plants references on purpose (the
+# test marks itself with the line below); both are skipped.
+skip_marker='check-outside-paths: plants references on purpose'
+kept=()
+for f in "${files[@]}"; do
+	[ "$f" = hack/check-outside-paths.sh ] && continue
+	[ -f "$f" ] && head -n 5 "$f" | grep -qF "$skip_marker" && continue
+	kept+=("$f")
+done
+files=("${kept[@]}")
 
 bad=0
 report() { printf '%s:%s: %s\n' "$1" "$2" "$3"; bad=1; }
@@ -27,10 +37,10 @@ while IFS=: read -r f line tok; do
 done < <(grep -HnoP '(?<![A-Za-z0-9_.\-])\.\.(/[A-Za-z0-9_.\-]+)*/?(?![A-Za-z0-9_.\-])' "${files[@]}" || true)
 while IFS=: read -r f line tok; do
 	report "$f" "$line" "\"$tok\" is a reference folder beside our checkout, not part of the repository"
-done < <(grep -HnoE 'shared/(brief|k8s|pve-api|sarif|hooks)[A-Za-z0-9_./\-]*' "${files[@]}" || true)
+done < <(grep -HnoE 'shared/(brief|k8s|pve-api|sarif|hooks)[A-Za-z0-9_./-]*' "${files[@]}" || true)
 while IFS=: read -r f line tok; do
 	report "$f" "$line" "\"${tok#?}\" is an absolute path into this machine's work area"
-done < <(grep -HnoE '(^|[^A-Za-z0-9_.])/work/[A-Za-z0-9_./\-]*' "${files[@]}" || true)
+done < <(grep -HnoE '(^|[^A-Za-z0-9_.])/work/[A-Za-z0-9_./-]*' "${files[@]}" || true)
 
 if [ "$bad" -ne 0 ]; then
 	echo "check-outside-paths: vendor what you need under the repository (testdata/, with its licence and origin)" >&2
