@@ -41,11 +41,13 @@ func TestStatsSamplesEveryMember(t *testing.T) {
 		t.Fatalf("got stats for %v, want 3 members", ss)
 	}
 	busy, idle, stopped := by[project+"-busy-1"], by[project+"-idle-1"], by[project+"-stopped-1"]
-	if !busy.Running || busy.MemBytes == 0 || busy.CPUPercent < 20 {
-		t.Errorf("busy member: %+v, want running with memory and CPU >= 20%%", busy)
+	// A spinning shell gets a whole core on an idle machine but far less when the machine is busy
+	// (15 % was seen at load 15 on 2 cores), so compare with the idle member, not a fixed share.
+	if !busy.Running || busy.MemBytes == 0 || busy.CPUPercent < 2 {
+		t.Errorf("busy member: %+v, want running with memory and CPU >= 2%%", busy)
 	}
-	if !idle.Running || idle.CPUPercent > busy.CPUPercent {
-		t.Errorf("idle member: %+v (busy %.1f%%)", idle, busy.CPUPercent)
+	if !idle.Running || idle.CPUPercent+1 > busy.CPUPercent {
+		t.Errorf("idle member: %+v, want running and at least 1 point below busy (%.1f%%)", idle, busy.CPUPercent)
 	}
 	if stopped.Running || stopped.CPUPercent != 0 || stopped.MemBytes != 0 {
 		t.Errorf("stopped member: %+v, want zero use", stopped)
