@@ -264,7 +264,7 @@ func (m *Model) updateDialog(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case purposeSnapshot:
 		name := strings.TrimSpace(d.Input)
 		return m, m.start(backends.ActionSnapshot, d.Payload, func(ctx context.Context, id string) (string, error) {
-			info, err := layer.Snapshot(ctx, id, backends.SnapshotOptions{Name: name})
+			info, err := layer.Snapshot(ctx, action.Request{SandboxID: id}, backends.SnapshotOptions{Name: name})
 			return "snapshot " + info.Name + " (" + info.ID + ")", err
 		})
 	case purposePick:
@@ -277,16 +277,17 @@ func (m *Model) updateDialog(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case purposeRevert:
 		snap := d.Payload[1]
 		return m, m.start(backends.ActionRevert, d.Payload[:1], func(ctx context.Context, id string) (string, error) {
-			return "reverted to " + snap, layer.Revert(ctx, id, snap, backends.RevertOptions{}, true)
+			_, err := layer.Revert(ctx, action.Request{SandboxID: id, Confirmed: true}, snap, backends.RevertOptions{})
+			return "reverted to " + snap, err
 		})
 	case purposeTeardown:
 		m.fleet.ClearMarks()
 		return m, m.start(backends.ActionTeardown, d.Payload, func(ctx context.Context, id string) (string, error) {
-			return "torn down", layer.Teardown(ctx, id, backends.TeardownOptions{}, true)
+			return "torn down", layer.Teardown(ctx, action.Request{SandboxID: id, Confirmed: true}, backends.TeardownOptions{})
 		})
 	case purposeReset:
 		return m, m.start(backends.ActionReset, d.Payload, func(ctx context.Context, id string) (string, error) {
-			return "reset", layer.Reset(ctx, id, true)
+			return "reset", layer.Reset(ctx, action.Request{SandboxID: id, Confirmed: true})
 		})
 	}
 	return m, nil

@@ -16,14 +16,14 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 	"github.com/rangekeeper/rangekeeper/views/cmdline"
 	"github.com/rangekeeper/rangekeeper/views/detail"
 	"github.com/rangekeeper/rangekeeper/views/dialog"
 	"github.com/rangekeeper/rangekeeper/views/fleet"
 	"github.com/rangekeeper/rangekeeper/views/journal"
-	probeview "github.com/rangekeeper/rangekeeper/views/probe"
+	"github.com/rangekeeper/rangekeeper/views/probereport"
 )
 
 // ProbeFunc runs the escape probe on one sandbox inside an action-layer task and returns a
@@ -35,7 +35,7 @@ type Options struct {
 	Supervisor *supervisor.Supervisor // required: the live fleet
 	Actions    *action.Layer          // nil: actions are unavailable (shown disabled)
 	State      *state.DB              // nil: no journal view or cache
-	Keys       *keys.Map              // nil: keys.Default()
+	Keys       *keymap.Map              // nil: keymap.Default()
 	Theme      string                 // auto | dark | light | dark16 | light16 | none
 	NoColor    bool
 	ReadOnly   bool
@@ -74,7 +74,7 @@ const (
 // Model is the root Bubble Tea model.
 type Model struct {
 	opts   Options
-	keys   *keys.Map
+	keys   *keymap.Map
 	theme  theme.Theme
 	fleet  fleet.Model
 	screen screen
@@ -92,7 +92,7 @@ type Model struct {
 	list      listScreen
 	tasks     []action.Task
 	author    tea.Model
-	probeView *probeview.Model // the probe report in front, when screenProbe
+	probeView *probereport.Model // the probe report in front, when screenProbe
 	dialog    *dialog.Model
 	cmd       cmdline.Model
 	running   map[string]runningAction // sandbox ID → action started from this UI
@@ -114,7 +114,7 @@ type bgTimeoutMsg struct{}
 func New(opts Options) *Model {
 	km := opts.Keys
 	if km == nil {
-		km = keys.Default()
+		km = keymap.Default()
 	}
 	if opts.ReadOnly {
 		km = km.ReadOnly()
@@ -215,7 +215,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, cmd
 		}
 		return m, nil
-	case probeview.BackMsg:
+	case probereport.BackMsg:
 		return m.updateProbe(msg)
 	case tea.BackgroundColorMsg:
 		m.dark = msg.IsDark()

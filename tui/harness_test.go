@@ -21,7 +21,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
 )
 
 // updating reports -update, the flag teatest's golden package already defines for every test
@@ -225,7 +225,7 @@ type harness struct {
 type harnessOpts struct {
 	w, h     int
 	readOnly bool
-	keys     *keys.Map
+	keys     *keymap.Map
 	extra    []backends.Backend
 	setup    func(d *fakeBackend)
 	setupDB  func(db *state.DB)

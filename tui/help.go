@@ -6,15 +6,15 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 	"github.com/rangekeeper/rangekeeper/views/fleet"
 )
 
 // helpView is the `?` cheatsheet, generated from the same keymap as the footer.
 // disabled, when not nil, gives the reason a binding cannot act on the selected sandbox; such
 // bindings stay listed, dimmed, with the reason.
-func helpView(th theme.Theme, km *keys.Map, w, h int, readOnly bool, bgSource string, disabled func(name string) string) string {
+func helpView(th theme.Theme, km *keymap.Map, w, h int, readOnly bool, bgSource string, disabled func(name string) string) string {
 	var lines []string
 	title := "rangekeeper keys"
 	if readOnly {

@@ -4,7 +4,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rangekeeper/rangekeeper/probe"
-	probeview "github.com/rangekeeper/rangekeeper/views/probe"
+	"github.com/rangekeeper/rangekeeper/views/probereport"
 )
 
 // probeReportMsg carries a stored probe report (and the run before it) to the probe screen.
@@ -40,7 +40,7 @@ func (m *Model) openProbeReport(msg probeReportMsg) {
 		m.setStatus("probe report: " + oneLine(msg.err.Error()))
 		return
 	}
-	v := probeview.New(msg.rep)
+	v := probereport.New(msg.rep)
 	if msg.hasPrev {
 		v = v.WithPrevious(msg.prev)
 	}
@@ -52,7 +52,7 @@ func (m *Model) openProbeReport(msg probeReportMsg) {
 
 // updateProbe routes keys to the probe screen; esc (BackMsg) returns to where the probe started.
 func (m *Model) updateProbe(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if _, ok := msg.(probeview.BackMsg); ok || m.probeView == nil {
+	if _, ok := msg.(probereport.BackMsg); ok || m.probeView == nil {
 		m.probeView = nil
 		m.screen = screenFleet
 		if m.prev == screenDetail {
@@ -61,10 +61,10 @@ func (m *Model) updateProbe(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	if k, ok := msg.(tea.KeyPressMsg); ok && m.keys.Is(k, "quit") {
-		return m.updateProbe(probeview.BackMsg{})
+		return m.updateProbe(probereport.BackMsg{})
 	}
 	model, cmd := m.probeView.Update(msg)
-	v := model.(probeview.Model)
+	v := model.(probereport.Model)
 	m.probeView = &v
 	return m, cmd
 }

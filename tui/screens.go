@@ -14,7 +14,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 	"github.com/rangekeeper/rangekeeper/views/author"
 	"github.com/rangekeeper/rangekeeper/views/cmdline"
 	"github.com/rangekeeper/rangekeeper/views/detail"

@@ -17,7 +17,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
 	"github.com/rangekeeper/rangekeeper/state"
-	probeview "github.com/rangekeeper/rangekeeper/views/probe"
+	"github.com/rangekeeper/rangekeeper/views/probereport"
 )
 
 // buildProbe builds the static probe into the test's temp dir and points rangekeeper at it.
@@ -147,7 +147,7 @@ func TestProbeCommandCredentialNeverStoredOrShown(t *testing.T) {
 	if err != nil || len(hist) != 2 {
 		t.Fatalf("history: %d, %v", len(hist), err)
 	}
-	m := probeview.New(hist[1]).WithPrevious(hist[0])
+	m := probereport.New(hist[1]).WithPrevious(hist[0])
 	m.SetSize(120, 40)
 	if view := m.Render(); strings.Contains(view, dummyKey) || !strings.Contains(view, "RK-CREDS") {
 		t.Errorf("rendered view leaks the value or lacks the class:\n%s", view)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/spec"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // DraftStore keeps drafts between sessions; *state.DB satisfies it.

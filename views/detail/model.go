@@ -12,7 +12,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 	"github.com/rangekeeper/rangekeeper/views/journal"
 )
 

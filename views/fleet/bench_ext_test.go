@@ -12,8 +12,8 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 var benchNow = time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
@@ -34,7 +34,7 @@ func benchSandbox(i int) backends.Sandbox {
 // benchModel is a fleet screen at 120x40 holding n sandboxes, built through the same update
 // path the app uses (a backend reset, computed off the UI goroutine, installed).
 func benchModel(tb testing.TB, n int) Model {
-	m := New(keys.Default(), theme.Dark256())
+	m := New(keymap.Default(), theme.Dark256())
 	m.Now = func() time.Time { return benchNow }
 	m.SetSize(120, 40)
 	sbs := make([]backends.Sandbox, n)

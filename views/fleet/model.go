@@ -10,8 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // FilterDebounce is how long typing must pause before a filter is computed.
@@ -32,7 +32,7 @@ type computedMsg struct {
 
 // Model is the fleet screen's state.
 type Model struct {
-	Keys  *keys.Map
+	Keys  *keymap.Map
 	Theme theme.Theme
 	Now   func() time.Time
 
@@ -63,7 +63,7 @@ type Model struct {
 }
 
 // New returns an empty fleet screen.
-func New(km *keys.Map, th theme.Theme) Model {
+func New(km *keymap.Map, th theme.Theme) Model {
 	return Model{Keys: km, Theme: th, Now: time.Now, store: NewStore(), stale: map[string]string{},
 		expanded: map[string]bool{}, marked: map[string]bool{}}
 }

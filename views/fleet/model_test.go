@@ -10,8 +10,8 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 func health(backend string, st supervisor.State, err error) supervisor.Update {
@@ -23,7 +23,7 @@ func health(backend string, st supervisor.State, err error) supervisor.Update {
 }
 
 func TestCachedRowsAreStaleUntilTheBackendAnswers(t *testing.T) {
-	m := New(keys.Default(), theme.Plain())
+	m := New(keymap.Default(), theme.Plain())
 	m.Now = func() time.Time { return t0 }
 	m.SetSize(100, 20)
 	m.LoadCached("docker:a", []*Row{NewRow("docker:a", sb("docker:a", 1), true)})
@@ -49,7 +49,7 @@ func TestCachedRowsAreStaleUntilTheBackendAnswers(t *testing.T) {
 }
 
 func TestFilterIsDebouncedAndComputedOffTheUpdate(t *testing.T) {
-	m := New(keys.Default(), theme.Plain())
+	m := New(keymap.Default(), theme.Plain())
 	m.SetSize(100, 20)
 	for i := 0; i < 40; i++ {
 		m.store.Put(NewRow("docker:a", sb("docker:a", i), false))

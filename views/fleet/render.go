@@ -9,7 +9,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // MinWidth and MinHeight are the smallest usable terminal; below it the app shows a notice.

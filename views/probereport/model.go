@@ -1,7 +1,7 @@
-// Package probeview is the escape-probe report screen: the verdict per escape class (worst
+// Package probereport is the escape-probe report screen: the verdict per escape class (worst
 // first), the exposed classes grouped by axis, the changes since the previous run, and the raw
 // evidence of the selected class on demand. It renders a report it is given and does no I/O.
-package probeview
+package probereport
 
 import (
 	"sort"
@@ -12,8 +12,8 @@ import (
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // Mode is what the body shows.
@@ -29,7 +29,7 @@ type BackMsg struct{}
 
 // Model is the report screen.
 type Model struct {
-	Keys  *keys.Map
+	Keys  *keymap.Map
 	Theme theme.Theme
 
 	report       probe.Report
@@ -47,7 +47,7 @@ type Model struct {
 // New builds the screen for report with the default keymap and the colourless theme; callers
 // set Keys and Theme to match the app.
 func New(report probe.Report) Model {
-	m := Model{Keys: keys.Default(), Theme: theme.Plain(), report: report, width: 80, height: 24}
+	m := Model{Keys: keymap.Default(), Theme: theme.Plain(), report: report, width: 80, height: 24}
 	m.rows = append(m.rows, report.Verdicts.Classes...)
 	sort.SliceStable(m.rows, func(i, j int) bool {
 		a, b := m.rows[i], m.rows[j]

@@ -1,7 +1,7 @@
 // Package keys is rangekeeper's one binding model: every key's name, keys, help text, group,
 // dangerous flag and disabled reason. The footer, the `?` help and the config's remapping all read
 // the same Map, so they cannot disagree.
-package keys
+package keymap
 
 import (
 	"fmt"

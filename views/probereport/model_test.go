@@ -1,4 +1,4 @@
-package probeview
+package probereport
 
 import (
 	"flag"
