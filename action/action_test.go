@@ -81,7 +81,9 @@ func (r fakeResolver) Fleet() []backends.Sandbox {
 	return out
 }
 
-func (f *fakeBackend) CopyTo(context.Context, string, string, string, []byte, int64) error { return nil }
+func (f *fakeBackend) CopyTo(context.Context, string, string, string, []byte, int64) error {
+	return nil
+}
 func (f *fakeBackend) CopyFrom(context.Context, string, string, string) ([]byte, error) {
 	return nil, nil
 }
@@ -195,7 +197,9 @@ func TestOneActionPerSandboxAndCancellationIsJournaled(t *testing.T) {
 	l, fb, db := setup(t, false)
 	fb.block = make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- l.Teardown(context.Background(), Request{SandboxID: sbID, Confirmed: true}, backends.TeardownOptions{}) }()
+	go func() {
+		done <- l.Teardown(context.Background(), Request{SandboxID: sbID, Confirmed: true}, backends.TeardownOptions{})
+	}()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		if _, busy := l.Busy(sbID); busy {

@@ -74,9 +74,9 @@ func TestSnapshotsAreNamedByIDOrUniqueName(t *testing.T) {
 		ref, want, err string
 		is             error
 	}{
-		{ref: "s1", want: "a1"},            // the name shown everywhere is accepted
-		{ref: "b2", want: "b2"},            // and the ID
-		{ref: "", want: "c3"},              // newest by default
+		{ref: "s1", want: "a1"}, // the name shown everywhere is accepted
+		{ref: "b2", want: "b2"}, // and the ID
+		{ref: "", want: "c3"},   // newest by default
 		{ref: "dup", err: "use an ID: b2 (", is: ErrAmbiguous},
 		{ref: "nope", err: `inspect-x-iabcdef has no snapshot with ID or name "nope"`, is: backends.ErrSnapshotNotFound},
 	} {

@@ -40,27 +40,30 @@ func (l *Layer) Snapshots(ctx context.Context, id string) ([]backends.SnapshotIn
 // DeleteSnapshot removes one snapshot, named by its ID or unique name: a destructive action of
 // its own (confirmed, refused in read-only mode, journaled).
 func (l *Layer) DeleteSnapshot(ctx context.Context, req Request, snapshotRef string) (backends.SnapshotInfo, error) {
-	snap, err := l.ResolveSnapshot(ctx, req.SandboxID, snapshotRef)
-	if err != nil {
-		return snap, err
-	}
-	req.Action = backends.ActionDeleteSnapshot
-	req.Params = map[string]string{"snapshot": snap.ID, "name": snap.Name}
-	return snap, l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
-		return b.(backends.Snapshotter).DeleteSnapshot(ctx, req.SandboxID, snap.ID)
+	return l.onSnapshot(ctx, req, backends.ActionDeleteSnapshot, snapshotRef, func(ctx context.Context, b backends.Backend, snapID string) error {
+		return b.(backends.Snapshotter).DeleteSnapshot(ctx, req.SandboxID, snapID)
 	})
 }
 
 // Revert restores a sandbox to a snapshot named by its ID or unique name; "" is the newest.
 func (l *Layer) Revert(ctx context.Context, req Request, snapshotRef string, opts backends.RevertOptions) (backends.SnapshotInfo, error) {
-	snap, err := l.ResolveSnapshot(ctx, req.SandboxID, snapshotRef)
+	return l.onSnapshot(ctx, req, backends.ActionRevert, snapshotRef, func(ctx context.Context, b backends.Backend, snapID string) error {
+		return b.(backends.Reverter).Revert(ctx, req.SandboxID, snapID, opts)
+	})
+}
+
+// onSnapshot resolves a snapshot reference (not journaled: a name that names nothing is bad
+// input), then runs action a on it with the resolved ID and name journaled.
+func (l *Layer) onSnapshot(ctx context.Context, req Request, a backends.Action, ref string,
+	fn func(ctx context.Context, b backends.Backend, snapID string) error) (backends.SnapshotInfo, error) {
+	snap, err := l.ResolveSnapshot(ctx, req.SandboxID, ref)
 	if err != nil {
 		return snap, err
 	}
-	req.Action = backends.ActionRevert
+	req.Action = a
 	req.Params = map[string]string{"snapshot": snap.ID, "name": snap.Name}
 	return snap, l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
-		return b.(backends.Reverter).Revert(ctx, req.SandboxID, snap.ID, opts)
+		return fn(ctx, b, snap.ID)
 	})
 }
 

@@ -15,8 +15,8 @@ import (
 
 // InventoryRecord is the last known fleet of one backend, so the UI paints instantly at start.
 type InventoryRecord struct {
-	Backend   string             `json:"backend"`
-	Saved     time.Time          `json:"saved"`
+	Backend   string            `json:"backend"`
+	Saved     time.Time         `json:"saved"`
 	Sandboxes []sandbox.Sandbox `json:"sandboxes"`
 }
 

@@ -65,7 +65,7 @@ type Backend struct {
 	mapper     meta.RESTMapper
 	workers    int
 	teardowns  chan struct{} // semaphore: at most workers teardowns in flight
-	snap       snapCap // cached snapshot capability (volsnap.go)
+	snap       snapCap       // cached snapshot capability (volsnap.go)
 }
 
 var (

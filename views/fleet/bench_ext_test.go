@@ -78,7 +78,7 @@ func BenchmarkRenderScale(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				t := time.Now()
-				if len(m.View(nil)) == 0 {
+				if len(m.View()) == 0 {
 					b.Fatal("empty frame")
 				}
 				ds = append(ds, time.Since(t))
@@ -99,7 +99,7 @@ func BenchmarkFilterKeystroke10k(b *testing.B) {
 	for i := range b.N {
 		t := time.Now()
 		m = settle(m, m.SetFilter(filters[i%len(filters)]))
-		_ = m.View(nil)
+		_ = m.View()
 		ds = append(ds, time.Since(t))
 	}
 	b.ReportMetric(p50(ds), "p50-ns")
@@ -130,7 +130,7 @@ func BenchmarkEvents1000PerSecond(b *testing.B) {
 			us[j] = supervisor.Update{Backend: "docker:bench", Event: &ev}
 		}
 		m = settle(m, m.ApplyUpdates(us))
-		_ = m.View(nil)
+		_ = m.View()
 		d := time.Since(t)
 		worst = max(worst, d)
 		if d > 16*time.Millisecond {

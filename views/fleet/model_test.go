@@ -30,8 +30,8 @@ func TestCachedRowsAreStaleUntilTheBackendAnswers(t *testing.T) {
 	if r := m.Selected(); r == nil || !r.Stale {
 		t.Fatalf("cached row = %+v; want stale", r)
 	}
-	if !strings.Contains(m.View(nil), "docker:a unreachable") {
-		t.Errorf("stale row's reason not shown:\n%s", m.View(nil))
+	if !strings.Contains(m.View(), "docker:a unreachable") {
+		t.Errorf("stale row's reason not shown:\n%s", m.View())
 	}
 	m.ApplyUpdates([]supervisor.Update{health("docker:a", supervisor.StateConnected, nil),
 		{Backend: "docker:a", Event: &backends.Event{Type: backends.EventReset, Sandboxes: []backends.Sandbox{sb("docker:a", 1), sb("docker:a", 2)}}}})
@@ -42,7 +42,7 @@ func TestCachedRowsAreStaleUntilTheBackendAnswers(t *testing.T) {
 	if !m.Selected().Stale {
 		t.Fatal("rows of a lost backend are not greyed")
 	}
-	out := m.View(nil)
+	out := m.View()
 	if !strings.Contains(out, "reconnecting: dial unix /x.sock") {
 		t.Errorf("health line lacks the reason:\n%s", out)
 	}

@@ -28,7 +28,7 @@ func BenchmarkRender(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				_ = m.View(nil)
+				_ = m.View()
 			}
 		})
 	}
@@ -36,7 +36,7 @@ func BenchmarkRender(b *testing.B) {
 
 func TestRenderShowsOnlyTheWindow(t *testing.T) {
 	m := fleetOf(5000)
-	out := m.View(nil)
+	out := m.View()
 	lines := 0
 	for _, c := range out {
 		if c == '\n' {
