@@ -16,6 +16,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/views/detail"
 	"github.com/rangekeeper/rangekeeper/views/dialog"
 	"github.com/rangekeeper/rangekeeper/views/fleet"
+	"github.com/rangekeeper/rangekeeper/views/help"
 	"github.com/rangekeeper/rangekeeper/views/journal"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/list"
@@ -64,6 +65,10 @@ var registry = []entry{
 			src = m.opts.Actions.Tasks
 		}
 		c.Push(tasks.New(src))
+		return nil
+	}},
+	{verbs: cmdline.Verb{"help"}, key: keymap.Help, proto: (*help.Model)(nil), run: func(m *Model, c *screen.Context, _ string) tea.Cmd {
+		c.Push(help.New(m.live(), m.selection(), m.BackgroundSource))
 		return nil
 	}},
 	{key: keymap.Author, proto: author.NewScreen(author.Options{}), run: func(m *Model, c *screen.Context, _ string) tea.Cmd {
