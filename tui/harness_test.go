@@ -295,10 +295,11 @@ func (h *harness) frame() string { return h.frames.Frame() }
 
 func (h *harness) rawFrame() string { return h.frames.Raw() }
 
-// waitFor polls the rendered frame until cond holds, failing with the last frame after 5 s.
+// waitFor polls the rendered frame until cond holds, failing with the last frame after 10 s (the
+// race detector on a loaded 2-core machine makes a bbolt fsync take seconds).
 func (h *harness) waitFor(what string, cond func(string) bool) string {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		f := h.frame()
 		if cond(f) {

@@ -70,7 +70,7 @@ func TestRemappedCancelInEveryHintAndOnEveryScreen(t *testing.T) {
 	}{
 		{"fleet", func() {}, "/4 sandboxes", 0},
 		{"detail", func() { h.key("enter") }, "MEMBERS (2)", 1},
-		{"journal", func() { h.key("@") }, "journal  (", 1},
+		{"journal", func() { h.key("@") }, "by op@test", 1}, // loaded: the cursor entry is spelt out
 		{"tasks", func() { h.key("t") }, "tasks  (1 running", 1},
 		{"list", func() { h.key(":"); h.typeText("probes"); h.key("enter") }, "probes (last verdict", 1},
 		{"help", func() { h.key("?") }, "rangekeeper keys", 1},
