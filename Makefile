@@ -4,6 +4,8 @@ BIN      := bin
 PKGS     := ./...
 TEST_PREREQS :=
 TEST_ENV :=
+# staticcheck is pinned and run from the Go module proxy: a fresh clone needs nothing installed.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # Fragments owned by subsystems (e.g. hack/testbin/testbin.mk builds the Kubernetes test binaries
 # and appends to TEST_PREREQS / TEST_ENV).
@@ -30,6 +32,8 @@ lint:
 	hack/check-outside-paths.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(STATICCHECK) $(PKGS)
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit the result"; exit 1; }
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -1,8 +1,12 @@
 // Package rangekeeper_test holds repository-wide tests: the dependency rules that keep the
-// layers one-way.
+// floors one-way (in the style of tailscale's depaware checks: every rule says why).
 package rangekeeper_test
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -10,47 +14,197 @@ import (
 
 const module = "github.com/rangekeeper/rangekeeper"
 
-// forbidden maps a package prefix to import prefixes none of its packages may depend on,
-// directly or transitively.
-var forbidden = map[string][]string{
-	module + "/backends": {module + "/tui", module + "/views", "charm.land/bubbletea", "charm.land/bubbles", "charm.land/lipgloss"},
-	module + "/spec":     {module + "/tui", module + "/views", "charm.land/bubbletea", "charm.land/bubbles", "charm.land/lipgloss"},
-	module + "/probe":    {module + "/tui", module + "/views", "charm.land/bubbletea", "charm.land/bubbles", "charm.land/lipgloss"},
-	module + "/state":    {module + "/tui", module + "/views", "charm.land/bubbletea", "charm.land/bubbles", "charm.land/lipgloss"},
-	module + "/action":   {module + "/tui", module + "/views", "charm.land/bubbletea"},
-	module + "/views": {"github.com/moby/moby", "github.com/docker/docker", "k8s.io/client-go", "helm.sh/helm",
-		"github.com/luthermonson/go-proxmox"},
+var ui = []string{module + "/tui", module + "/views", "charm.land/bubbletea", "charm.land/bubbles", "charm.land/lipgloss"}
+
+// rule forbids packages under pkg to import anything under a banned prefix. Transitive rules
+// follow every dependency; direct rules only the package's own imports (cmd may reach the
+// views through tui, not import them). Test imports count: a test is code of the package too.
+type rule struct {
+	pkg    string
+	banned []string
+	direct bool
+	except []string // packages under pkg the rule does not apply to
+	why    string
 }
 
-// exempt lists packages that must pull in a UI by design (the authoring flow lives in views).
-var exempt = map[string]bool{}
+var rules = []rule{
+	{pkg: module + "/backends", banned: ui, why: "backends talk to engines and clusters; a UI is built on top of them, never inside"},
+	{pkg: module + "/spec", banned: ui, why: "the linter runs in CI and the CLI with no terminal"},
+	{pkg: module + "/probe", banned: ui, why: "the probe pipeline runs for the CLI, the daemon and the workbench alike"},
+	{pkg: module + "/state", banned: append([]string{module + "/backends"}, ui...),
+		why: "state persists the sandbox vocabulary (package sandbox); backends are given a snapshot store, so state must not import them back"},
+	{pkg: module + "/sandbox", banned: []string{module + "/backends", module + "/state", module + "/action", module + "/tui", module + "/views", module + "/cmd"},
+		why: "the vocabulary sits beneath backends and state, importing neither"},
+	{pkg: module + "/action", banned: []string{module + "/tui", module + "/views", "charm.land/bubbletea"},
+		why: "the one action layer serves the CLI and a daemon as well as the workbench"},
+	{pkg: module + "/views", banned: []string{"github.com/moby/moby", "k8s.io/client-go", "helm.sh/helm", "github.com/luthermonson/go-proxmox"},
+		why: "views never call a backend SDK: every call goes through backends and the action layer, in a command"},
+	{pkg: module + "/views", banned: []string{module + "/tui", module + "/cmd"},
+		why: "tui imports the views; keymap, theme and screen are neutral packages under views, so nothing there needs tui"},
+	{pkg: module + "/cmd", banned: []string{module + "/views"}, direct: true,
+		why: "the CLI reaches screens only through tui, so commands stay testable without a terminal"},
+	{pkg: module + "/config", banned: []string{module + "/"},
+		why: "config is read by every floor and depends on none of them (a leaf)"},
+}
+
+type pkgInfo struct {
+	ImportPath   string
+	ForTest      string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	Deps         []string
+}
+
+// listPackages is every package of the module with its test variants.
+func listPackages(t *testing.T) []pkgInfo {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-test", "-json=ImportPath,ForTest,Imports,TestImports,XTestImports,Deps", "./...")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkgInfo
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkgInfo
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// base is the package a (test) variant belongs to: "p [p.test]" and "p_test [p.test]" are p.
+func base(p pkgInfo) string {
+	path, _, _ := strings.Cut(p.ImportPath, " ")
+	if p.ForTest != "" {
+		return p.ForTest
+	}
+	return strings.TrimSuffix(path, "_test")
+}
+
+func under(path, prefix string) bool {
+	return path == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/")
+}
+
+// reporter is the part of testing.T the rules need (a recorder in TestRulesBite).
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+type recorder struct{ errs []string }
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// TestRulesBite feeds the rules made-up packages: a test file importing a banned package, a
+// direct import the CLI may not have, and a rule whose banned package is gone must each fail.
+func TestRulesBite(t *testing.T) {
+	pkgs := []pkgInfo{
+		{ImportPath: module + "/state"},
+		{ImportPath: module + "/state [" + module + "/state.test]", ForTest: module + "/state", Deps: []string{module + "/backends", module + "/sandbox"}},
+		{ImportPath: module + "/cmd/rangekeeper", Imports: []string{module + "/tui"}, XTestImports: []string{module + "/views/fleet"},
+			Deps: []string{module + "/tui", module + "/views/fleet"}},
+		{ImportPath: module + "/views/fleet"},
+		{ImportPath: module + "/backends"},
+	}
+	for _, tc := range []struct {
+		r    rule
+		want string
+	}{
+		{rule{pkg: module + "/state", banned: []string{module + "/backends"}, why: "w"}, "state imports " + module + "/backends"},
+		{rule{pkg: module + "/cmd", banned: []string{module + "/views"}, direct: true, why: "w"}, "imports " + module + "/views/fleet"},
+		{rule{pkg: module + "/state", banned: []string{"github.com/docker/docker"}, why: "w"}, "no longer exists"},
+		{rule{pkg: module + "/nothing", banned: []string{module + "/backends"}, why: "w"}, "checked no package"},
+	} {
+		var rec recorder
+		checkRules(&rec, []rule{tc.r}, pkgs)
+		if !strings.Contains(strings.Join(rec.errs, "\n"), tc.want) {
+			t.Errorf("rule %+v: errors %q, want one saying %q", tc.r, rec.errs, tc.want)
+		}
+	}
+	var rec recorder
+	checkRules(&rec, []rule{{pkg: module + "/cmd", banned: []string{module + "/views"}, direct: true, why: "w"}},
+		[]pkgInfo{{ImportPath: module + "/cmd/rangekeeper", Imports: []string{module + "/tui"}, Deps: []string{module + "/tui", module + "/views/fleet"}}, {ImportPath: module + "/views/fleet"}})
+	if len(rec.errs) != 0 {
+		t.Errorf("a direct rule followed a transitive dependency: %q", rec.errs)
+	}
+}
 
 func TestLayersDependOneWay(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps=false", "-f", "{{.ImportPath}}:{{join .Deps \" \"}}", "./...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	checked := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkg, deps, ok := strings.Cut(line, ":")
-		if !ok || exempt[pkg] {
-			continue
+	pkgs := listPackages(t)
+	checkRules(t, rules, pkgs)
+}
+
+// checkRules applies rs to pkgs; it fails on every violation, on a rule that checked nothing and
+// on a banned package that no longer exists (a stale rule guards nothing).
+func checkRules(t reporter, rs []rule, pkgs []pkgInfo) {
+	t.Helper()
+	seen := map[string]bool{}
+	exists := map[string]bool{}
+	for _, p := range pkgs {
+		exists[base(p)] = true
+		for _, d := range p.Deps {
+			exists[d] = true
 		}
-		for prefix, bans := range forbidden {
-			if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {
+	}
+	for _, r := range rs {
+		for _, ban := range r.banned {
+			found := false
+			for path := range exists {
+				if under(path, ban) && !under(path, r.pkg) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("rule %q bans %q, which no longer exists in the build: drop or fix the rule", r.pkg, ban)
+			}
+		}
+		checked := 0
+		for _, p := range pkgs {
+			owner := base(p)
+			if !under(owner, r.pkg) || strings.HasSuffix(p.ImportPath, ".test") {
+				continue
+			}
+			skip := false
+			for _, e := range r.except {
+				skip = skip || under(owner, e)
+			}
+			if skip {
 				continue
 			}
 			checked++
-			for _, dep := range strings.Fields(deps) {
-				for _, ban := range bans {
-					if dep == ban || strings.HasPrefix(dep, ban+"/") {
-						t.Errorf("%s depends on %s (forbidden: %s must not depend on %s)", pkg, dep, prefix, ban)
+			deps := p.Deps
+			if r.direct {
+				deps = append(append(append([]string(nil), p.Imports...), p.TestImports...), p.XTestImports...)
+			}
+			for _, d := range deps {
+				d, _, _ = strings.Cut(d, " ")
+				for _, ban := range r.banned {
+					if under(d, ban) && !under(d, r.pkg) {
+						msg := owner + " imports " + d + ": " + r.pkg + " ↛ " + ban + ", because " + r.why
+						if !seen[msg] {
+							seen[msg] = true
+							t.Errorf("%s", msg)
+						}
 					}
 				}
 			}
 		}
-	}
-	if checked < 6 {
-		t.Fatalf("checked only %d packages; the rule is not biting", checked)
+		if checked == 0 {
+			t.Errorf("rule %q checked no package: the rule is not biting", r.pkg)
+		}
 	}
 }

@@ -1,7 +1,9 @@
-// Package action is the one action layer the CLI and the TUI share: it refuses mutating actions
-// in read-only mode, requires confirmation for destructive ones, acts only on resources identified
-// as sandboxes, runs one action per sandbox at a time, journals an intent before and an outcome
-// after every action, and keeps a bounded list of running and recent tasks.
+// Package action is the one action layer the CLI and the TUI share, and the only road to a
+// mutation or a probe: it refuses mutating actions in read-only mode and for identities the
+// authorizer refuses, requires confirmation for destructive ones, acts only on resources
+// identified as sandboxes, runs one action per sandbox at a time, journals an intent before and an
+// outcome after every action (with who asked), and keeps a bounded list of running and recent
+// tasks. Action kinds are declared once, in backends (backends.ActionSpec).
 package action
 
 import (
@@ -12,12 +14,14 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
-// Resolver finds the backend and last known state of a sandbox ID.
+// Resolver finds the backend and last known state of sandboxes (the supervisor is one).
 type Resolver interface {
 	Lookup(id string) (backends.Backend, backends.Sandbox, bool)
+	Fleet() []backends.Sandbox
 }
 
 // Journal records intents and outcomes durably.
@@ -25,13 +29,36 @@ type Journal interface {
 	Append(e state.Entry) (state.Entry, error)
 }
 
+// Prober runs the escape probe on one sandbox (*probe.Pipeline is the real one).
+type Prober interface {
+	Probe(ctx context.Context, b backends.Backend, sb backends.Sandbox, req probe.Request) (probe.Report, error)
+}
+
 // Errors a user may see; each wraps into a message naming the sandbox.
 var (
 	ErrReadOnly     = errors.New("refused: rangekeeper is in read-only mode")
 	ErrNotConfirmed = errors.New("refused: destructive action not confirmed")
 	ErrBusy         = errors.New("refused: another action is running on this sandbox")
+	ErrForbidden    = errors.New("refused: not permitted for this operator")
 	ErrUnsupported  = errors.New("not supported")
+	ErrAmbiguous    = errors.New("ambiguous")
 )
+
+// Transports an identity can arrive by.
+const (
+	TransportStandalone = "standalone" // this process owns the backends and the state file
+	TransportSocket     = "socket"     // a local client of a daemon
+	TransportSSH        = "ssh"        // an operator's SSH session
+)
+
+// Identity is who asks for an action and how they reached rangekeeper. It travels with every
+// Request, so one layer can serve many operators at once.
+type Identity struct {
+	Operator    string `json:"operator"`              // a name: "alice", or "user@host" locally
+	Transport   string `json:"transport"`             // TransportStandalone, TransportSocket, TransportSSH
+	Fingerprint string `json:"fingerprint,omitempty"` // the SSH key's, when the transport has one
+	Source      string `json:"source,omitempty"`      // the remote address, when the transport has one
+}
 
 // Request is one action on one sandbox.
 type Request struct {
@@ -40,14 +67,27 @@ type Request struct {
 	Params    map[string]string // journaled (secret-looking keys are redacted by state)
 	Confirmed bool              // destructive actions need it: the caller asked the operator
 	Force     bool              // act on a resource not identified as a sandbox (teardown only)
+	Identity  Identity          // who asks; zero: the layer's Options.Identity
+}
+
+// Options configure a Layer.
+type Options struct {
+	ReadOnly bool
+	// Identity acts for requests that name nobody (a standalone process's local operator).
+	Identity Identity
+	// Authorize refuses actions an identity may not take (roles); nil permits everything.
+	// Its error is shown as the reason and journaled.
+	Authorize func(who Identity, a backends.Action) error
+	// Prober runs escape probes; nil makes probe unavailable, with NoProbe as the reason.
+	Prober  Prober
+	NoProbe string
 }
 
 // Layer executes requests. The zero value is not usable; use New.
 type Layer struct {
 	resolver Resolver
 	journal  Journal
-	readOnly bool
-	operator string
+	opts     Options
 
 	mu    sync.Mutex
 	busy  map[string]*Task
@@ -59,21 +99,39 @@ type Layer struct {
 const MaxTasks = 200
 
 // New builds a layer. A nil journal is refused: every action must be journaled.
-func New(r Resolver, j Journal, readOnly bool) *Layer {
+func New(r Resolver, j Journal, o Options) *Layer {
 	if j == nil {
 		panic("action.New: journal is required")
 	}
-	return &Layer{resolver: r, journal: j, readOnly: readOnly, operator: state.Operator(), busy: map[string]*Task{}}
+	if o.NoProbe == "" {
+		o.NoProbe = "the probe is not wired into this session"
+	}
+	return &Layer{resolver: r, journal: j, opts: o, busy: map[string]*Task{}}
 }
 
 // ReadOnly reports the layer's mode.
-func (l *Layer) ReadOnly() bool { return l.readOnly }
+func (l *Layer) ReadOnly() bool { return l.opts.ReadOnly }
 
-// Check tells, without side effects, whether req would be refused and why. The TUI uses it to
-// show disabled reasons; Run applies the same checks authoritatively.
+// Identity is who acts for requests that name nobody.
+func (l *Layer) Identity() Identity { return l.opts.Identity }
+
+func (l *Layer) who(req Request) Identity {
+	if req.Identity == (Identity{}) {
+		return l.opts.Identity
+	}
+	return req.Identity
+}
+
+// Check tells, without side effects, whether req would be refused and why. The TUI uses it for
+// the disabled reasons of its bindings; Run applies the same checks authoritatively.
 func (l *Layer) Check(req Request) error {
-	if l.readOnly && req.Action.Mutating() {
+	if l.opts.ReadOnly && req.Action.Mutating() {
 		return fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, ErrReadOnly)
+	}
+	if l.opts.Authorize != nil {
+		if err := l.opts.Authorize(l.who(req), req.Action); err != nil {
+			return fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, err)
+		}
 	}
 	b, sb, ok := l.resolver.Lookup(req.SandboxID)
 	if !ok {
@@ -85,11 +143,14 @@ func (l *Layer) Check(req Request) error {
 	if ok, why := backends.Supports(b, req.Action); !ok {
 		return fmt.Errorf("%s: %w", why, ErrUnsupported)
 	}
+	if req.Action == backends.ActionProbe && l.opts.Prober == nil {
+		return fmt.Errorf("probe: %s: %w", l.opts.NoProbe, ErrUnsupported)
+	}
 	l.mu.Lock()
 	t := l.busy[req.SandboxID]
 	l.mu.Unlock()
 	if t != nil {
-		return fmt.Errorf("%s: %w (%s since %s)", sb.Name, ErrBusy, t.Action, t.Started.Format(time.TimeOnly))
+		return fmt.Errorf("%s: %w (%s)", sb.Name, ErrBusy, t.holder())
 	}
 	return nil
 }
@@ -97,12 +158,14 @@ func (l *Layer) Check(req Request) error {
 // Run executes req with fn, which receives the resolved backend and sandbox. It journals the
 // intent first; refusals are journaled too, so an audit shows what was attempted.
 func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error) error {
-	intent, err := l.journal.Append(state.Entry{Operator: l.operator, Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent})
+	who := l.who(req)
+	req.Identity = who
+	intent, err := l.journal.Append(state.Entry{Operator: who.Operator, Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent})
 	if err != nil {
 		return fmt.Errorf("%s %s: journal unavailable, not acting: %w", req.Action, req.SandboxID, err)
 	}
 	outcome := func(result string, err error) error {
-		e := state.Entry{Operator: l.operator, Action: string(req.Action), Target: req.SandboxID, Phase: state.PhaseOutcome, Intent: intent.Seq, Outcome: result}
+		e := state.Entry{Operator: who.Operator, Action: string(req.Action), Target: req.SandboxID, Phase: state.PhaseOutcome, Intent: intent.Seq, Outcome: result}
 		if err != nil {
 			e.Error = err.Error()
 		}
@@ -136,14 +199,34 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	return outcome(result, runErr)
 }
 
+// Many runs fn for every request, at most parallel at once (< 1: 4); errs[i] belongs to reqs[i].
+// Each fn goes through the layer like a single action (the typed helpers call Run).
+func (l *Layer) Many(ctx context.Context, reqs []Request, parallel int, fn func(ctx context.Context, req Request) error) []error {
+	if parallel < 1 {
+		parallel = 4
+	}
+	errs := make([]error, len(reqs))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = fn(ctx, req)
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
 func (l *Layer) acquire(req Request, cancel context.CancelFunc) (*Task, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if t := l.busy[req.SandboxID]; t != nil {
-		return nil, fmt.Errorf("%s: %w (%s since %s)", req.SandboxID, ErrBusy, t.Action, t.Started.Format(time.TimeOnly))
+		return nil, fmt.Errorf("%s: %w (%s)", req.SandboxID, ErrBusy, t.holder())
 	}
 	l.seq++
-	t := &Task{ID: l.seq, Action: req.Action, Target: req.SandboxID, Started: time.Now(), Status: TaskRunning, cancel: cancel}
+	t := &Task{ID: l.seq, Action: req.Action, Target: req.SandboxID, By: req.Identity, Started: time.Now(), Status: TaskRunning, cancel: cancel}
 	l.busy[req.SandboxID] = t
 	l.tasks = append(l.tasks, t)
 	if len(l.tasks) > MaxTasks {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
@@ -19,6 +20,7 @@ type fakeBackend struct {
 	calls   []string
 	block   chan struct{} // when set, Teardown waits on it or ctx
 	failErr error
+	snaps   []backends.SnapshotInfo // what Snapshots lists (oldest first)
 }
 
 func (f *fakeBackend) Name() string        { return "docker:test" }
@@ -28,11 +30,13 @@ func (f *fakeBackend) Watch(ctx context.Context, emit func(backends.Event)) erro
 	return nil
 }
 func (f *fakeBackend) record(s string) { f.mu.Lock(); f.calls = append(f.calls, s); f.mu.Unlock() }
-func (f *fakeBackend) Snapshots(context.Context, string) ([]backends.SnapshotInfo, error) {
-	return nil, nil
+func (f *fakeBackend) Snapshots(_ context.Context, id string) ([]backends.SnapshotInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]backends.SnapshotInfo(nil), f.snaps...), nil
 }
 func (f *fakeBackend) DeleteSnapshot(_ context.Context, id, snap string) error {
-	f.record("delete " + id)
+	f.record("delete " + id + "@" + snap)
 	return nil
 }
 func (f *fakeBackend) Snapshot(_ context.Context, id string, o backends.SnapshotOptions) (backends.SnapshotInfo, error) {
@@ -40,7 +44,7 @@ func (f *fakeBackend) Snapshot(_ context.Context, id string, o backends.Snapshot
 	return backends.SnapshotInfo{ID: "s1", SandboxID: id}, f.failErr
 }
 func (f *fakeBackend) Revert(_ context.Context, id, snap string, o backends.RevertOptions) error {
-	f.record("revert " + id)
+	f.record("revert " + id + "@" + snap)
 	return f.failErr
 }
 func (f *fakeBackend) Teardown(ctx context.Context, id string, o backends.TeardownOptions) error {
@@ -69,9 +73,29 @@ func (r fakeResolver) Lookup(id string) (backends.Backend, backends.Sandbox, boo
 	return r.b, sb, ok
 }
 
+func (r fakeResolver) Fleet() []backends.Sandbox {
+	out := make([]backends.Sandbox, 0, len(r.fleet))
+	for _, sb := range r.fleet {
+		out = append(out, sb)
+	}
+	return out
+}
+
+func (f *fakeBackend) CopyTo(context.Context, string, string, string, []byte, int64) error {
+	return nil
+}
+func (f *fakeBackend) CopyFrom(context.Context, string, string, string) ([]byte, error) {
+	return nil, nil
+}
+
 const (
 	sbID    = "docker:test/inspect-x-iabcdef"
 	plainID = "docker:test/container:plain"
+)
+
+var (
+	local = Identity{Operator: "op@host", Transport: TransportStandalone}
+	bob   = Identity{Operator: "bob", Transport: TransportSSH, Fingerprint: "SHA256:bob", Source: "192.0.2.7:51000"}
 )
 
 func setup(t *testing.T, readOnly bool) (*Layer, *fakeBackend, *state.DB) {
@@ -82,11 +106,12 @@ func setup(t *testing.T, readOnly bool) (*Layer, *fakeBackend, *state.DB) {
 	}
 	t.Cleanup(func() { db.Close() })
 	fb := &fakeBackend{}
+	fb.snaps = []backends.SnapshotInfo{{ID: "s1", SandboxID: sbID, Name: "before", Created: time.Unix(100, 0)}}
 	r := fakeResolver{b: fb, fleet: map[string]backends.Sandbox{
 		sbID:    {ID: sbID, Name: "inspect-x-iabcdef", Actionable: true},
 		plainID: {ID: plainID, Name: "plain", Actionable: false},
 	}}
-	return New(r, db, readOnly), fb, db
+	return New(r, db, Options{ReadOnly: readOnly, Identity: local}), fb, db
 }
 
 func journal(t *testing.T, db *state.DB) []state.Entry {
@@ -102,11 +127,13 @@ func TestReadOnlyRefusesEveryMutatingActionAtTheActionLayer(t *testing.T) {
 	l, fb, db := setup(t, true)
 	ctx := context.Background()
 	checks := map[string]error{}
-	_, checks["snapshot"] = l.Snapshot(ctx, sbID, backends.SnapshotOptions{})
-	checks["revert"] = l.Revert(ctx, sbID, "s1", backends.RevertOptions{}, true)
-	checks["teardown"] = l.Teardown(ctx, sbID, backends.TeardownOptions{}, true)
-	checks["delete snapshot"] = l.DeleteSnapshot(ctx, sbID, "s1")
-	_, checks["exec"] = l.Exec(ctx, sbID, backends.ExecRequest{Cmd: []string{"id"}})
+	sb := Request{SandboxID: sbID, Confirmed: true}
+	_, checks["snapshot"] = l.Snapshot(ctx, sb, backends.SnapshotOptions{})
+	_, checks["revert"] = l.Revert(ctx, sb, "s1", backends.RevertOptions{})
+	checks["teardown"] = l.Teardown(ctx, sb, backends.TeardownOptions{})
+	_, checks["delete snapshot"] = l.DeleteSnapshot(ctx, sb, "s1")
+	_, checks["exec"] = l.Exec(ctx, sb, backends.ExecRequest{Cmd: []string{"id"}})
+	_, checks["probe"] = l.Probe(ctx, sb, probe.Request{})
 	for name, err := range checks {
 		if !errors.Is(err, ErrReadOnly) {
 			t.Errorf("%s in read-only mode = %v; want ErrReadOnly", name, err)
@@ -128,35 +155,40 @@ func TestReadOnlyRefusesEveryMutatingActionAtTheActionLayer(t *testing.T) {
 
 func TestDestructiveActionsNeedConfirmation(t *testing.T) {
 	l, fb, _ := setup(t, false)
-	err := l.Teardown(context.Background(), sbID, backends.TeardownOptions{}, false)
+	unconfirmed := Request{SandboxID: sbID}
+	err := l.Teardown(context.Background(), unconfirmed, backends.TeardownOptions{})
 	if !errors.Is(err, ErrNotConfirmed) || len(fb.calls) != 0 {
 		t.Fatalf("unconfirmed teardown = %v, calls %v", err, fb.calls)
 	}
-	if err := l.Revert(context.Background(), sbID, "s1", backends.RevertOptions{}, false); !errors.Is(err, ErrNotConfirmed) {
+	if _, err := l.Revert(context.Background(), unconfirmed, "s1", backends.RevertOptions{}); !errors.Is(err, ErrNotConfirmed) {
 		t.Fatalf("unconfirmed revert = %v", err)
 	}
+	if _, err := l.DeleteSnapshot(context.Background(), unconfirmed, "s1"); !errors.Is(err, ErrNotConfirmed) || len(fb.calls) != 0 {
+		t.Fatalf("unconfirmed snapshot deletion = %v, calls %v", err, fb.calls)
+	}
 	// Snapshot is not destructive: no confirmation needed.
-	if _, err := l.Snapshot(context.Background(), sbID, backends.SnapshotOptions{}); err != nil {
+	if _, err := l.Snapshot(context.Background(), unconfirmed, backends.SnapshotOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestActsOnlyOnIdentifiedSandboxes(t *testing.T) {
 	l, fb, _ := setup(t, false)
-	if err := l.Teardown(context.Background(), plainID, backends.TeardownOptions{}, true); !errors.Is(err, backends.ErrNotSandbox) {
+	plain := Request{SandboxID: plainID, Confirmed: true}
+	if err := l.Teardown(context.Background(), plain, backends.TeardownOptions{}); !errors.Is(err, backends.ErrNotSandbox) {
 		t.Fatalf("teardown of a plain container = %v; want ErrNotSandbox", err)
 	}
-	if _, err := l.Snapshot(context.Background(), plainID, backends.SnapshotOptions{}); !errors.Is(err, backends.ErrNotSandbox) {
+	if _, err := l.Snapshot(context.Background(), plain, backends.SnapshotOptions{}); !errors.Is(err, backends.ErrNotSandbox) {
 		t.Fatalf("snapshot of a plain container = %v; want ErrNotSandbox", err)
 	}
-	if err := l.Teardown(context.Background(), "docker:test/unknown", backends.TeardownOptions{}, true); !errors.Is(err, backends.ErrNotFound) {
+	if err := l.Teardown(context.Background(), Request{SandboxID: "docker:test/unknown", Confirmed: true}, backends.TeardownOptions{}); !errors.Is(err, backends.ErrNotFound) {
 		t.Fatalf("teardown of an unknown ID = %v; want ErrNotFound", err)
 	}
 	if len(fb.calls) != 0 {
 		t.Fatalf("backend called: %v", fb.calls)
 	}
 	// --force lets teardown act on a non-sandbox, deliberately.
-	if err := l.Teardown(context.Background(), plainID, backends.TeardownOptions{Force: true}, true); err != nil {
+	if err := l.Teardown(context.Background(), plain, backends.TeardownOptions{Force: true}); err != nil {
 		t.Fatalf("forced teardown = %v", err)
 	}
 }
@@ -165,7 +197,9 @@ func TestOneActionPerSandboxAndCancellationIsJournaled(t *testing.T) {
 	l, fb, db := setup(t, false)
 	fb.block = make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- l.Teardown(context.Background(), sbID, backends.TeardownOptions{}, true) }()
+	go func() {
+		done <- l.Teardown(context.Background(), Request{SandboxID: sbID, Confirmed: true}, backends.TeardownOptions{})
+	}()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		if _, busy := l.Busy(sbID); busy {
@@ -176,11 +210,11 @@ func TestOneActionPerSandboxAndCancellationIsJournaled(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	_, err := l.Snapshot(context.Background(), sbID, backends.SnapshotOptions{})
-	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "teardown") {
-		t.Fatalf("second action while busy = %v; want ErrBusy naming the running action", err)
+	_, err := l.Snapshot(context.Background(), Request{SandboxID: sbID, Identity: bob}, backends.SnapshotOptions{})
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "teardown") || !strings.Contains(err.Error(), "by "+local.Operator) {
+		t.Fatalf("second action while busy = %v; want ErrBusy naming the running action and who runs it", err)
 	}
-	if tasks := l.Tasks(); len(tasks) != 1 || tasks[0].Status != TaskRunning {
+	if tasks := l.Tasks(); len(tasks) != 1 || tasks[0].Status != TaskRunning || tasks[0].By != local {
 		t.Fatalf("tasks = %+v", tasks)
 	}
 	if !l.Cancel(sbID) {
@@ -202,7 +236,7 @@ func TestOneActionPerSandboxAndCancellationIsJournaled(t *testing.T) {
 func TestFailureIsJournaledWithTheError(t *testing.T) {
 	l, fb, db := setup(t, false)
 	fb.failErr = errors.New("engine said no")
-	if err := l.Revert(context.Background(), sbID, "s1", backends.RevertOptions{}, true); err == nil {
+	if _, err := l.Revert(context.Background(), Request{SandboxID: sbID, Confirmed: true}, "s1", backends.RevertOptions{}); err == nil {
 		t.Fatal("want the backend's error")
 	}
 	es := journal(t, db)
@@ -214,9 +248,15 @@ func TestFailureIsJournaledWithTheError(t *testing.T) {
 	}
 }
 
-func TestTeardownManyIsBoundedAndReportsEach(t *testing.T) {
+func TestManyIsBoundedAndReportsEach(t *testing.T) {
 	l, fb, _ := setup(t, false)
-	errs := l.TeardownMany(context.Background(), []string{sbID, plainID, "docker:test/nope"}, backends.TeardownOptions{}, true, 2)
+	var reqs []Request
+	for _, id := range []string{sbID, plainID, "docker:test/nope"} {
+		reqs = append(reqs, Request{SandboxID: id, Confirmed: true})
+	}
+	errs := l.Many(context.Background(), reqs, 2, func(ctx context.Context, req Request) error {
+		return l.Teardown(ctx, req, backends.TeardownOptions{})
+	})
 	if errs[0] != nil || !errors.Is(errs[1], backends.ErrNotSandbox) || !errors.Is(errs[2], backends.ErrNotFound) {
 		t.Fatalf("errs = %v", errs)
 	}

@@ -4,20 +4,24 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/probe"
 )
 
+// The typed helpers below fill in req.Action and the journaled parameters; req names the
+// sandbox, who asks and whether the operator confirmed.
+
 // Snapshot takes a snapshot of a sandbox.
-func (l *Layer) Snapshot(ctx context.Context, id string, opts backends.SnapshotOptions) (backends.SnapshotInfo, error) {
+func (l *Layer) Snapshot(ctx context.Context, req Request, opts backends.SnapshotOptions) (backends.SnapshotInfo, error) {
+	req.Action = backends.ActionSnapshot
+	req.Params = map[string]string{"name": opts.Name, "pause": strconv.FormatBool(!opts.NoPause)}
 	var info backends.SnapshotInfo
-	err := l.Run(ctx, Request{Action: backends.ActionSnapshot, SandboxID: id, Params: map[string]string{"name": opts.Name, "pause": strconv.FormatBool(!opts.NoPause)}},
-		func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
-			var err error
-			info, err = b.(backends.Snapshotter).Snapshot(ctx, id, opts)
-			return err
-		})
+	err := l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
+		var err error
+		info, err = b.(backends.Snapshotter).Snapshot(ctx, req.SandboxID, opts)
+		return err
+	})
 	return info, err
 }
 
@@ -27,77 +31,87 @@ func (l *Layer) Snapshots(ctx context.Context, id string) ([]backends.SnapshotIn
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", id, backends.ErrNotFound)
 	}
-	s, ok := b.(backends.Snapshotter)
-	if !ok {
-		_, why := backends.Supports(b, backends.ActionSnapshot)
+	if ok, why := backends.Supports(b, backends.ActionSnapshot); !ok {
 		return nil, fmt.Errorf("%s: %w", why, ErrUnsupported)
 	}
-	return s.Snapshots(ctx, id)
+	return b.(backends.Snapshotter).Snapshots(ctx, id)
 }
 
-// DeleteSnapshot removes one snapshot; journaled, refused in read-only mode.
-func (l *Layer) DeleteSnapshot(ctx context.Context, id, snapshotID string) error {
-	return l.Run(ctx, Request{Action: backends.ActionSnapshot, SandboxID: id, Params: map[string]string{"delete": snapshotID}},
-		func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
-			return b.(backends.Snapshotter).DeleteSnapshot(ctx, id, snapshotID)
-		})
+// DeleteSnapshot removes one snapshot, named by its ID or unique name: a destructive action of
+// its own (confirmed, refused in read-only mode, journaled).
+func (l *Layer) DeleteSnapshot(ctx context.Context, req Request, snapshotRef string) (backends.SnapshotInfo, error) {
+	return l.onSnapshot(ctx, req, backends.ActionDeleteSnapshot, snapshotRef, func(ctx context.Context, b backends.Backend, snapID string) error {
+		return b.(backends.Snapshotter).DeleteSnapshot(ctx, req.SandboxID, snapID)
+	})
 }
 
-// Revert restores a sandbox to a snapshot. confirmed must come from an operator's explicit answer.
-func (l *Layer) Revert(ctx context.Context, id, snapshotID string, opts backends.RevertOptions, confirmed bool) error {
-	return l.Run(ctx, Request{Action: backends.ActionRevert, SandboxID: id, Confirmed: confirmed, Params: map[string]string{"snapshot": snapshotID}},
-		func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
-			return b.(backends.Reverter).Revert(ctx, id, snapshotID, opts)
-		})
+// Revert restores a sandbox to a snapshot named by its ID or unique name; "" is the newest.
+func (l *Layer) Revert(ctx context.Context, req Request, snapshotRef string, opts backends.RevertOptions) (backends.SnapshotInfo, error) {
+	return l.onSnapshot(ctx, req, backends.ActionRevert, snapshotRef, func(ctx context.Context, b backends.Backend, snapID string) error {
+		return b.(backends.Reverter).Revert(ctx, req.SandboxID, snapID, opts)
+	})
+}
+
+// onSnapshot resolves a snapshot reference (not journaled: a name that names nothing is bad
+// input), then runs action a on it with the resolved ID and name journaled.
+func (l *Layer) onSnapshot(ctx context.Context, req Request, a backends.Action, ref string,
+	fn func(ctx context.Context, b backends.Backend, snapID string) error) (backends.SnapshotInfo, error) {
+	snap, err := l.ResolveSnapshot(ctx, req.SandboxID, ref)
+	if err != nil {
+		return snap, err
+	}
+	req.Action = a
+	req.Params = map[string]string{"snapshot": snap.ID, "name": snap.Name}
+	return snap, l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
+		return fn(ctx, b, snap.ID)
+	})
 }
 
 // Teardown removes a sandbox.
-func (l *Layer) Teardown(ctx context.Context, id string, opts backends.TeardownOptions, confirmed bool) error {
-	return l.Run(ctx, Request{Action: backends.ActionTeardown, SandboxID: id, Confirmed: confirmed, Force: opts.Force,
-		Params: map[string]string{"keep_snapshots": strconv.FormatBool(opts.KeepSnapshots), "force": strconv.FormatBool(opts.Force)}},
-		func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
-			return b.(backends.TearDowner).Teardown(ctx, id, opts)
-		})
-}
-
-// TeardownMany tears sandboxes down with at most parallel at once; errs[i] belongs to ids[i].
-func (l *Layer) TeardownMany(ctx context.Context, ids []string, opts backends.TeardownOptions, confirmed bool, parallel int) []error {
-	if parallel < 1 {
-		parallel = 4
-	}
-	errs := make([]error, len(ids))
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			errs[i] = l.Teardown(ctx, id, opts, confirmed)
-		}()
-	}
-	wg.Wait()
-	return errs
+func (l *Layer) Teardown(ctx context.Context, req Request, opts backends.TeardownOptions) error {
+	req.Action = backends.ActionTeardown
+	req.Force = opts.Force
+	req.Params = map[string]string{"keep_snapshots": strconv.FormatBool(opts.KeepSnapshots), "force": strconv.FormatBool(opts.Force)}
+	return l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
+		return b.(backends.TearDowner).Teardown(ctx, req.SandboxID, opts)
+	})
 }
 
 // Reset recreates a sandbox's members fresh (Kubernetes).
-func (l *Layer) Reset(ctx context.Context, id string, confirmed bool) error {
-	return l.Run(ctx, Request{Action: backends.ActionReset, SandboxID: id, Confirmed: confirmed},
-		func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
-			return b.(backends.Resetter).Reset(ctx, id)
-		})
+func (l *Layer) Reset(ctx context.Context, req Request) error {
+	req.Action = backends.ActionReset
+	return l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
+		return b.(backends.Resetter).Reset(ctx, req.SandboxID)
+	})
 }
 
 // Exec runs a command in a sandbox member. Exec can change a sandbox, so it is journaled and
 // refused in read-only mode; the command line is journaled, stdin is not.
-func (l *Layer) Exec(ctx context.Context, id string, req backends.ExecRequest) (backends.ExecResult, error) {
+func (l *Layer) Exec(ctx context.Context, req Request, er backends.ExecRequest) (backends.ExecResult, error) {
+	req.Action = backends.ActionExec
+	req.Params = map[string]string{"member": er.Member, "cmd": fmt.Sprint(er.Cmd)}
 	var res backends.ExecResult
-	err := l.Run(ctx, Request{Action: backends.ActionExec, SandboxID: id, Params: map[string]string{"member": req.Member, "cmd": fmt.Sprint(req.Cmd)}},
-		func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
-			var err error
-			res, err = b.(backends.Executor).Exec(ctx, id, req)
-			return err
-		})
+	err := l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
+		var err error
+		res, err = b.(backends.Executor).Exec(ctx, req.SandboxID, er)
+		return err
+	})
 	return res, err
+}
+
+// Probe runs the escape probe (Options.Prober) on a sandbox: delivered, run, assessed and kept in
+// its history. A sandbox that could not be probed returns its report and an error saying why.
+func (l *Layer) Probe(ctx context.Context, req Request, pr probe.Request) (probe.Report, error) {
+	req.Action = backends.ActionProbe
+	req.Params = map[string]string{"member": pr.Member}
+	var rep probe.Report
+	err := l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
+		var err error
+		rep, err = l.opts.Prober.Probe(ctx, b, sb, pr)
+		return err
+	})
+	if rep.SandboxID == "" {
+		rep.SandboxID = req.SandboxID
+	}
+	return rep, err
 }

@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -17,11 +18,21 @@ type Task struct {
 	ID      int
 	Action  backends.Action
 	Target  string
+	By      Identity // who started it
 	Started time.Time
 	Ended   time.Time
 	Status  TaskStatus
 	Err     string
 	cancel  context.CancelFunc
+}
+
+// holder says what holds a sandbox's lock, for refusals: "teardown since 09:00:00 by alice".
+func (t *Task) holder() string {
+	s := fmt.Sprintf("%s since %s", t.Action, t.Started.Format(time.TimeOnly))
+	if t.By.Operator != "" {
+		s += " by " + t.By.Operator
+	}
+	return s
 }
 
 // Tasks returns copies of the running and recent tasks, newest first.

@@ -4,42 +4,77 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"time"
+
+	"github.com/rangekeeper/rangekeeper/sandbox"
 )
 
 // Action names an operation a backend may support on a sandbox.
 type Action string
 
 const (
-	ActionSnapshot Action = "snapshot"
-	ActionRevert   Action = "revert"
-	ActionTeardown Action = "teardown"
-	ActionExec     Action = "exec"
-	ActionCopy     Action = "copy"
-	ActionReset    Action = "reset" // recreate members fresh from their images (Kubernetes)
-	ActionProbe    Action = "probe" // needs exec + copy
+	ActionSnapshot       Action = "snapshot"
+	ActionDeleteSnapshot Action = "snapshot-rm" // delete one stored snapshot and its images
+	ActionRevert         Action = "revert"
+	ActionTeardown       Action = "teardown"
+	ActionExec           Action = "exec"
+	ActionCopy           Action = "copy"
+	ActionReset          Action = "reset" // recreate members fresh from their images (Kubernetes)
+	ActionProbe          Action = "probe" // needs exec + copy
 )
+
+// ActionSpec is everything the layers above need to know about an action kind. Every kind is
+// declared once, in actionSpecs; a new kind (quarantine, shell...) is one more entry there.
+type ActionSpec struct {
+	// Destructive actions lose state: they need confirmation and are refused in read-only mode.
+	Destructive bool
+	// Mutating actions can change the sandbox or the host (exec, copy and probe count: an
+	// arbitrary command or an injected binary changes a live sandbox); refused in read-only mode.
+	Mutating bool
+	// Implemented reports whether b has the capability interface the action calls.
+	Implemented func(b Backend) bool
+	// Needs lists actions that must be supported too (a probe needs exec and copy); their
+	// reasons are given when they are not.
+	Needs []Action
+}
+
+func implements[T any](b Backend) bool { _, ok := b.(T); return ok }
+
+var actionSpecs = map[Action]ActionSpec{
+	ActionSnapshot:       {Mutating: true, Implemented: implements[Snapshotter]},
+	ActionDeleteSnapshot: {Destructive: true, Implemented: implements[Snapshotter], Needs: []Action{ActionSnapshot}},
+	ActionRevert:         {Destructive: true, Implemented: implements[Reverter]},
+	ActionTeardown:       {Destructive: true, Implemented: implements[TearDowner]},
+	ActionReset:          {Destructive: true, Implemented: implements[Resetter]},
+	ActionExec:           {Mutating: true, Implemented: implements[Executor]},
+	ActionCopy:           {Mutating: true, Implemented: implements[Copier]},
+	ActionProbe:          {Mutating: true, Needs: []Action{ActionExec, ActionCopy}},
+}
+
+// Spec returns an action kind's declaration; ok is false for an unknown kind.
+func (a Action) Spec() (ActionSpec, bool) {
+	s, ok := actionSpecs[a]
+	return s, ok
+}
+
+// Actions lists every declared action kind, sorted by name.
+func Actions() []Action {
+	out := make([]Action, 0, len(actionSpecs))
+	for a := range actionSpecs {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
 
 // Destructive reports whether an action loses state and so needs confirmation and journaling,
 // and is refused in read-only mode.
-func (a Action) Destructive() bool {
-	switch a {
-	case ActionRevert, ActionTeardown, ActionReset:
-		return true
-	}
-	return false
-}
+func (a Action) Destructive() bool { return actionSpecs[a].Destructive }
 
 // Mutating reports whether an action can change the sandbox or the host, and so is refused in
-// read-only mode. Exec, copy and probe count: an arbitrary command or an injected binary changes
-// a live sandbox.
-func (a Action) Mutating() bool {
-	switch a {
-	case ActionSnapshot, ActionExec, ActionCopy, ActionProbe:
-		return true
-	}
-	return a.Destructive()
-}
+// read-only mode.
+func (a Action) Mutating() bool { s := actionSpecs[a]; return s.Mutating || s.Destructive }
 
 // SnapshotOptions tunes a snapshot.
 type SnapshotOptions struct {
@@ -49,16 +84,12 @@ type SnapshotOptions struct {
 	WithMemory  bool // Proxmox: include RAM state (vmstate)
 }
 
-// SnapshotInfo describes one stored snapshot of a sandbox.
-type SnapshotInfo struct {
-	ID        string            `json:"id"`
-	SandboxID string            `json:"sandbox"`
-	Name      string            `json:"name"`
-	Created   time.Time         `json:"created"`
-	Members   []string          `json:"members,omitempty"`
-	Size      int64             `json:"size,omitempty"`
-	Details   map[string]string `json:"details,omitempty"`
-}
+// SnapshotInfo describes one stored snapshot of a sandbox; SnapshotRecord is what a SnapshotStore
+// keeps of it.
+type (
+	SnapshotInfo   = sandbox.SnapshotInfo
+	SnapshotRecord = sandbox.SnapshotRecord
+)
 
 // RevertOptions tunes a revert.
 type RevertOptions struct {
@@ -137,27 +168,17 @@ func Supports(b Backend, a Action) (bool, string) {
 			return false, why
 		}
 	}
-	var ok bool
-	switch a {
-	case ActionSnapshot:
-		_, ok = b.(Snapshotter)
-	case ActionRevert:
-		_, ok = b.(Reverter)
-	case ActionTeardown:
-		_, ok = b.(TearDowner)
-	case ActionReset:
-		_, ok = b.(Resetter)
-	case ActionExec:
-		_, ok = b.(Executor)
-	case ActionCopy:
-		_, ok = b.(Copier)
-	case ActionProbe:
-		_, e := b.(Executor)
-		_, c := b.(Copier)
-		ok = e && c
+	spec, known := actionSpecs[a]
+	if !known {
+		return false, fmt.Sprintf("%s: not an action rangekeeper knows", a)
 	}
-	if ok {
-		return true, ""
+	for _, n := range spec.Needs {
+		if ok, _ := Supports(b, n); !ok {
+			return false, fmt.Sprintf("%s: not supported by %s", a, b.Kind())
+		}
 	}
-	return false, fmt.Sprintf("%s: not supported by %s", a, b.Kind())
+	if spec.Implemented != nil && !spec.Implemented(b) {
+		return false, fmt.Sprintf("%s: not supported by %s", a, b.Kind())
+	}
+	return true, ""
 }

@@ -72,7 +72,7 @@ func (r Report) Record() (state.ProbeRecord, error) {
 }
 
 // Save appends the report to the sandbox's probe history.
-func Save(db *state.DB, r Report) error {
+func Save(db HistoryStore, r Report) error {
 	rec, err := r.Record()
 	if err != nil {
 		return err

@@ -13,7 +13,6 @@ var (
 	metadataIPs = setOf("169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200", "168.63.129.16")
 	modelEnvRE  = regexp.MustCompile(`(?i)(_BASE_URL|_API_BASE|_API_URL|_ENDPOINT)$|^(OPENAI_BASE_URL|ANTHROPIC_BASE_URL|OLLAMA_HOST|OPENAI_API_BASE|AZURE_OPENAI_ENDPOINT)$`)
 	modelHostRE = regexp.MustCompile(`(?i)(openai|anthropic|googleapis|generativelanguage|huggingface|mistral|cohere|ollama|bedrock|scor|grader|ledger)`)
-	proxyKeys   = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
 )
 
 // dockerVulnerableDNS reports whether an engine version has the internal-network DNS leak

@@ -3,20 +3,21 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/sandbox"
 )
 
 // InventoryRecord is the last known fleet of one backend, so the UI paints instantly at start.
 type InventoryRecord struct {
-	Backend   string             `json:"backend"`
-	Saved     time.Time          `json:"saved"`
-	Sandboxes []backends.Sandbox `json:"sandboxes"`
+	Backend   string            `json:"backend"`
+	Saved     time.Time         `json:"saved"`
+	Sandboxes []sandbox.Sandbox `json:"sandboxes"`
 }
 
 // SaveInventory replaces the cached fleet of one backend.
@@ -39,11 +40,14 @@ func (db *DB) Inventory() ([]InventoryRecord, error) {
 }
 
 // SnapshotRecord is a stored snapshot: the backend-neutral info plus the backend's own recipe
-// (Data) for recreating the sandbox exactly.
-type SnapshotRecord struct {
-	Info    backends.SnapshotInfo `json:"info"`
-	Backend string                `json:"backend"`
-	Data    json.RawMessage       `json:"data,omitempty"`
+// (Data) for recreating the sandbox exactly. *DB is the backends' snapshot store
+// (backends.SnapshotStore), given to them at construction.
+type SnapshotRecord = sandbox.SnapshotRecord
+
+// ArchiveDir is where a snapshot's volume archives live: "snapshots/<snapshot ID>/" beside the
+// state file, because their size is unbounded and bbolt keeps every page it ever grew to.
+func (db *DB) ArchiveDir(snapshotID string) string {
+	return filepath.Join(filepath.Dir(db.path), "snapshots", snapshotID)
 }
 
 // PutSnapshot stores rec under sandbox/snapshot ID.

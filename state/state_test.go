@@ -13,7 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/sandbox"
 )
 
 func open(t *testing.T, path string) *DB {
@@ -37,7 +37,7 @@ func TestMigrationFromEmptyFileCreatesEveryBucket(t *testing.T) {
 	if _, err := db.Append(Entry{Action: "snapshot", Target: "docker:x/p", Phase: PhaseIntent}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutSnapshot(SnapshotRecord{Info: backends.SnapshotInfo{ID: "s1", SandboxID: "docker:x/p"}}); err != nil {
+	if err := db.PutSnapshot(SnapshotRecord{Info: sandbox.SnapshotInfo{ID: "s1", SandboxID: "docker:x/p"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.PutProbe(ProbeRecord{SandboxID: "docker:x/p", Summary: "ok", Report: json.RawMessage(`{}`)}); err != nil {
@@ -271,11 +271,11 @@ func TestRecordsRoundTrip(t *testing.T) {
 	defer db.Close()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i, id := range []string{"b", "a"} {
-		if err := db.PutSnapshot(SnapshotRecord{Info: backends.SnapshotInfo{ID: id, SandboxID: "docker:x/p", Created: t0.Add(time.Duration(i) * time.Hour)}, Data: json.RawMessage(`{"k":1}`)}); err != nil {
+		if err := db.PutSnapshot(SnapshotRecord{Info: sandbox.SnapshotInfo{ID: id, SandboxID: "docker:x/p", Created: t0.Add(time.Duration(i) * time.Hour)}, Data: json.RawMessage(`{"k":1}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := db.PutSnapshot(SnapshotRecord{Info: backends.SnapshotInfo{ID: "z", SandboxID: "docker:x/other"}}); err != nil {
+	if err := db.PutSnapshot(SnapshotRecord{Info: sandbox.SnapshotInfo{ID: "z", SandboxID: "docker:x/other"}}); err != nil {
 		t.Fatal(err)
 	}
 	snaps, err := db.Snapshots("docker:x/p")
@@ -295,7 +295,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 	if len(ps) != 2 || ps[1].Summary != "2" {
 		t.Errorf("Probes(limit 2) = %+v; want the two newest, oldest first", ps)
 	}
-	inv := InventoryRecord{Backend: "docker:x", Sandboxes: []backends.Sandbox{{ID: "docker:x/p", Name: "p"}}}
+	inv := InventoryRecord{Backend: "docker:x", Sandboxes: []sandbox.Sandbox{{ID: "docker:x/p", Name: "p"}}}
 	db.SaveInventory(inv)
 	got, _ := db.Inventory()
 	if len(got) != 1 || got[0].Sandboxes[0].Name != "p" {

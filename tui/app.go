@@ -1,47 +1,41 @@
-// Package tui wires rangekeeper's Bubble Tea program: the root model routes keys and messages to
-// the screens in views/, turns backend updates into messages, and runs every backend call and
-// action as a command so Update never blocks.
+// Package tui wires rangekeeper's Bubble Tea program: a stack of screens from views/ (the fleet
+// at the bottom), the global bindings, and every action run as a command through the action
+// layer so Update never blocks. Screens are registered in one table (registry.go) and sandbox
+// bindings in another (flows.go).
 package tui
 
 import (
 	"context"
 	"os"
-	"strings"
+	"reflect"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rangekeeper/rangekeeper/action"
-	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
 	"github.com/rangekeeper/rangekeeper/views/cmdline"
-	"github.com/rangekeeper/rangekeeper/views/detail"
-	"github.com/rangekeeper/rangekeeper/views/dialog"
 	"github.com/rangekeeper/rangekeeper/views/fleet"
-	"github.com/rangekeeper/rangekeeper/views/journal"
-	probeview "github.com/rangekeeper/rangekeeper/views/probe"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/screen"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
-
-// ProbeFunc runs the escape probe on one sandbox inside an action-layer task and returns a
-// one-line summary. The CLI supplies it (it owns the probe binary and targets).
-type ProbeFunc func(ctx context.Context, b backends.Backend, sb backends.Sandbox) (summary string, err error)
 
 // Options configure the program.
 type Options struct {
 	Supervisor *supervisor.Supervisor // required: the live fleet
 	Actions    *action.Layer          // nil: actions are unavailable (shown disabled)
 	State      *state.DB              // nil: no journal view or cache
-	Keys       *keys.Map              // nil: keys.Default()
+	Keys       *keymap.Map            // nil: keymap.Default()
 	Theme      string                 // auto | dark | light | dark16 | light16 | none
 	NoColor    bool
 	ReadOnly   bool
-	Now        func() time.Time // nil: time.Now (tests pin it for golden files)
-	Tick       time.Duration    // refresh of ages and retry countdowns; 0: 1 s
-	Probe      ProbeFunc        // nil: the probe key is shown disabled with the reason
+	// Identity is who this session acts as; zero: the action layer's own (the local operator).
+	Identity action.Identity
+	Now      func() time.Time // nil: time.Now (tests pin it for golden files)
+	Tick     time.Duration    // refresh of ages and retry countdowns; 0: 1 s
 	// SaveCache writes the inventory cache; it runs in a command every CacheEvery (default 30 s)
 	// so a killed workbench still paints a recent fleet at its next start.
 	SaveCache  func() error
@@ -57,28 +51,14 @@ type Options struct {
 // 1k sandboxes near 0.5 % of a core (30 fps: ~0.7–0.9 %) and still redraws within 67 ms of a key.
 const FPS = 15
 
-// screen names the view in front.
-type screen int
-
-const (
-	screenFleet screen = iota
-	screenHelp
-	screenDetail
-	screenJournal
-	screenTasks
-	screenList
-	screenAuthor
-	screenProbe
-)
-
-// Model is the root Bubble Tea model.
+// Model is the root Bubble Tea model: the screen stack and what every screen shares.
 type Model struct {
 	opts   Options
-	keys   *keys.Map
+	keys   *keymap.Map
 	theme  theme.Theme
-	fleet  fleet.Model
-	screen screen
-	prev   screen // where esc returns from journal/tasks/list
+	fleet  *fleet.Screen
+	stack  []screen.Screen // stack[0] is the fleet, never popped
+	cmd    *cmdline.Model  // kept across openings: it holds the history
 	width  int
 	height int
 	ctx    context.Context
@@ -86,22 +66,14 @@ type Model struct {
 	dark   bool
 	bgSrc  string // where the background guess came from
 
-	detail    detail.Model
-	statsGen  int
-	journal   journal.Model
-	list      listScreen
-	tasks     []action.Task
-	author    tea.Model
-	probeView *probeview.Model // the probe report in front, when screenProbe
-	dialog    *dialog.Model
-	cmd       cmdline.Model
+	status    string
 	running   map[string]runningAction // sandbox ID → action started from this UI
 	lastSave  time.Time
 	lastError string
 }
 
 type runningAction struct {
-	action  backends.Action
+	action  string
 	started time.Time
 }
 
@@ -110,14 +82,19 @@ type tickMsg time.Time
 // bgTimeoutMsg fires when the terminal did not answer the background colour query in time.
 type bgTimeoutMsg struct{}
 
+// cacheErrMsg reports a failed cache save on the status line.
+type cacheErrMsg struct{ err error }
+
 // New builds the root model.
 func New(opts Options) *Model {
 	km := opts.Keys
 	if km == nil {
-		km = keys.Default()
+		km = keymap.Default()
 	}
 	if opts.ReadOnly {
 		km = km.ReadOnly()
+	} else {
+		km = km.Without(func(keymap.Binding) bool { return false }) // a copy: guards are this session's
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -136,23 +113,25 @@ func New(opts Options) *Model {
 	}
 	th := theme.Pick(opts.Theme, true, opts.NoColor)
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Model{opts: opts, keys: km, theme: th, ctx: ctx, cancel: cancel, dark: true, running: map[string]runningAction{}}
+	m := &Model{opts: opts, keys: km, theme: th, ctx: ctx, cancel: cancel, dark: true, running: map[string]runningAction{},
+		cmd: &cmdline.Model{}}
 	m.bgSrc = "config theme " + opts.Theme
 	if opts.Theme == "" || opts.Theme == "auto" {
 		m.bgSrc = "waiting for the terminal"
 	}
-	m.fleet = fleet.New(km, th)
+	fm := fleet.New(km, th)
+	m.fleet = &fleet.Screen{Model: &fm, OnOpen: m.openDetail}
 	m.fleet.Now = opts.Now
 	m.fleet.ReadOnly = opts.ReadOnly
 	m.fleet.Activity = func(id string) string { // progress in place on the sandbox's row
-		if ra, ok := m.running[id]; ok {
-			return string(ra.action)
-		}
-		return ""
+		return m.running[id].action
 	}
 	if opts.Supervisor != nil {
 		m.fleet.SetHealthAll(opts.Supervisor.Health())
 	}
+	m.stack = []screen.Screen{m.fleet}
+	m.cmd.OnSubmit = m.runCommandLine
+	m.guard()
 	return m
 }
 
@@ -168,7 +147,7 @@ func (m *Model) LoadCache(recs []state.InventoryRecord) {
 }
 
 // Fleet exposes the fleet screen (tests).
-func (m *Model) Fleet() *fleet.Model { return &m.fleet }
+func (m *Model) Fleet() *fleet.Model { return m.fleet.Model }
 
 // BackgroundSource says how the dark/light guess was made (shown in help).
 func (m *Model) BackgroundSource() string { return m.bgSrc }
@@ -203,27 +182,28 @@ func waitUpdates(ctx context.Context, s *supervisor.Supervisor) tea.Cmd {
 	}
 }
 
+// context is what screens see this frame.
+func (m *Model) context() *screen.Context {
+	return &screen.Context{Keys: m.keys, Theme: m.theme, Width: m.width, Height: m.height, Now: m.opts.Now(),
+		ReadOnly: m.opts.ReadOnly, Status: m.status}
+}
+
+func (m *Model) top() screen.Screen { return m.stack[len(m.stack)-1] }
+
 // Update routes messages. It performs no I/O.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.fleet.SetSize(msg.Width, msg.Height)
-		if m.author != nil {
-			var cmd tea.Cmd
-			m.author, cmd = m.author.Update(msg)
-			return m, cmd
-		}
 		return m, nil
-	case probeview.BackMsg:
-		return m.updateProbe(msg)
 	case tea.BackgroundColorMsg:
 		m.dark = msg.IsDark()
 		m.bgSrc = "terminal answered (dark)"
 		if !m.dark {
 			m.bgSrc = "terminal answered (light)"
 		}
-		m.setTheme(theme.Pick(m.opts.Theme, m.dark, m.opts.NoColor))
+		m.theme = theme.Pick(m.opts.Theme, m.dark, m.opts.NoColor)
 		return m, nil
 	case bgTimeoutMsg:
 		if m.bgSrc == "waiting for the terminal" {
@@ -235,152 +215,185 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tickMsg:
 		m.refreshProgress()
-		return m, tea.Batch(m.tick(), m.maybeSaveCache(time.Time(msg)))
+		return m, tea.Batch(m.tick(), m.maybeSaveCache(time.Time(msg)), m.broadcast(screen.Tick(msg)))
 	case fleet.UpdatesMsg:
-		var cmd tea.Cmd
-		m.fleet, cmd = m.fleet.Update(msg)
-		m.followDetail()
-		return m, tea.Batch(cmd, waitUpdates(m.ctx, m.opts.Supervisor))
+		return m, tea.Batch(m.broadcast(msg), waitUpdates(m.ctx, m.opts.Supervisor))
 	case tea.KeyPressMsg:
-		return m.handleKey(msg)
+		return m, m.handleKey(msg)
 	}
-	if model, cmd, ok := m.handleResult(msg); ok {
-		return model, cmd
-	}
-	if m.author != nil && m.screen == screenAuthor {
-		return m.updateAuthor(msg)
-	}
-	var cmd tea.Cmd
-	m.fleet, cmd = m.fleet.Update(msg)
-	return m, cmd
-}
-
-func (m *Model) setTheme(th theme.Theme) {
-	m.theme = th
-	m.fleet.Theme = th
-}
-
-// followDetail keeps the detail screen's sandbox current as backend events arrive.
-func (m *Model) followDetail() {
-	if m.screen != screenDetail {
-		return
-	}
-	if r, ok := m.fleet.Store().Get(m.detail.SB.ID); ok {
-		m.detail.SB = r.SB
-		m.detail.Stale = ""
-		if r.Stale {
-			m.detail.Stale = m.fleet.StaleReason(r.Backend)
-		}
-	}
-}
-
-func (m *Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	if msg.String() == "ctrl+c" && m.dialog == nil && !m.cmd.Active {
-		m.cancel()
-		return m, tea.Quit
-	}
-	if m.dialog != nil {
-		return m.updateDialog(msg)
-	}
-	if m.cmd.Active {
-		line, done := m.cmd.Update(msg)
-		if done && line != "" {
-			return m.runCommandLine(line)
-		}
-		return m, nil
-	}
-	if m.screen == screenAuthor && m.author != nil {
-		return m.updateAuthor(msg)
-	}
-	if m.screen == screenProbe {
-		return m.updateProbe(msg)
-	}
-	if m.screen == screenFleet && m.fleet.Filtering() {
-		var cmd tea.Cmd
-		m.fleet, cmd = m.fleet.Update(msg)
+	if cmd, ok := m.handleResult(msg); ok {
 		return m, cmd
 	}
-	if m.keys.Is(msg, "redraw") {
-		return m, tea.ClearScreen
+	return m, m.broadcast(msg)
+}
+
+// broadcast gives a message to every screen on the stack, bottom first: a result finds the
+// screen that asked for it even when another is on top.
+func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, s := range append([]screen.Screen(nil), m.stack...) {
+		c := m.context()
+		cmds = append(cmds, s.Update(c, msg), m.apply(c))
 	}
-	if m.screen == screenHelp {
-		if m.keys.Is(msg, "back") || m.keys.Is(msg, "help") || m.keys.Is(msg, "quit") {
-			m.screen = screenFleet
+	return tea.Batch(cmds...)
+}
+
+// updateTop gives a message to the screen on top.
+func (m *Model) updateTop(msg tea.Msg) tea.Cmd {
+	c := m.context()
+	cmd := m.top().Update(c, msg)
+	return tea.Batch(cmd, m.apply(c))
+}
+
+// apply carries out the stack changes screens asked for, in order.
+func (m *Model) apply(c *screen.Context) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, op := range c.TakeOps() {
+		switch {
+		case op.Status != nil:
+			m.setStatus(*op.Status)
+		case op.Push != nil:
+			cmds = append(cmds, m.push(op.Push))
+		default:
+			m.pop()
 		}
-		return m, nil
 	}
-	switch {
-	case m.keys.Is(msg, "quit"):
-		if m.screen != screenFleet {
-			return m.back()
+	return tea.Batch(cmds...)
+}
+
+// push opens s on top; a screen of the same kind already on top is replaced, not stacked.
+func (m *Model) push(s screen.Screen) tea.Cmd {
+	if len(m.stack) > 1 && reflect.TypeOf(m.top()) == reflect.TypeOf(s) {
+		m.pop()
+	}
+	m.stack = append(m.stack, s)
+	if o, ok := s.(screen.Opener); ok {
+		c := m.context()
+		return tea.Batch(o.Open(c), m.apply(c))
+	}
+	return nil
+}
+
+// pop closes the screen on top (never the fleet) and ends what it started.
+func (m *Model) pop() {
+	if len(m.stack) == 1 {
+		return
+	}
+	top := m.top()
+	m.stack = m.stack[:len(m.stack)-1]
+	if cl, ok := top.(screen.Closer); ok {
+		cl.Close()
+	}
+}
+
+// toRoot closes every screen above the fleet.
+func (m *Model) toRoot() {
+	for len(m.stack) > 1 {
+		m.pop()
+	}
+}
+
+// handleKey: a modal takes every key; otherwise the top screen's own bindings win, then the
+// sandbox bindings it shows (run by the program on its selection), then the global ones; what
+// is left (text for an input) goes to the screen.
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	top := m.top()
+	if _, modal := top.(screen.Modal); modal {
+		return m.updateTop(msg)
+	}
+	is := m.keys.Is
+	if t, ok := top.(screen.Typing); ok && t.Typing() {
+		is = m.keys.IsControl
+	}
+	for _, n := range top.Bindings() {
+		if !is(msg, n) {
+			continue
+		}
+		if _, ok := flows[n]; ok {
+			return m.runBinding(n, m.selectionOf(top))
+		}
+		return m.updateTop(msg)
+	}
+	for _, n := range globalNames {
+		if is(msg, n) {
+			return m.global(n)
+		}
+	}
+	for _, e := range registry {
+		if e.key != "" && is(msg, e.key) {
+			c := m.context()
+			return tea.Batch(e.run(m, c, ""), m.apply(c))
+		}
+	}
+	return m.updateTop(msg)
+}
+
+// globalNames are the bindings the program answers on every screen.
+var globalNames = []keymap.Name{keymap.Quit, keymap.Back, keymap.Command, keymap.Cancel, keymap.Redraw}
+
+func (m *Model) global(n keymap.Name) tea.Cmd {
+	switch n {
+	case keymap.Quit:
+		if len(m.stack) > 1 {
+			m.pop()
+			return nil
 		}
 		m.cancel()
-		return m, tea.Quit
-	case m.keys.Is(msg, "help"):
-		m.screen = screenHelp
-		return m, nil
-	case m.keys.Is(msg, "command"):
+		return tea.Quit
+	case keymap.Back:
+		m.pop()
+	case keymap.Command:
 		m.cmd.Open()
-		return m, nil
-	case m.keys.Is(msg, "journal"):
-		target := ""
-		if m.screen == screenDetail {
-			target = m.detail.SB.ID
-		}
-		return m, m.openJournal(target)
-	case m.keys.Is(msg, "tasks"):
-		m.openTasks()
-		return m, nil
-	case m.keys.Is(msg, "cancel"):
-		return m, m.cancelSelected()
-	case m.keys.Is(msg, "author"):
-		return m, m.openAuthor()
+		return m.push(m.cmd)
+	case keymap.Cancel:
+		return m.runBinding(keymap.Cancel, m.selection())
+	case keymap.Redraw:
+		return tea.ClearScreen
 	}
-	if m.screen == screenFleet || m.screen == screenDetail {
-		if model, cmd, ok := m.sandboxKey(msg); ok {
-			return model, cmd
-		}
-	}
-	switch m.screen {
-	case screenDetail, screenJournal, screenTasks, screenList:
-		if m.keys.Is(msg, "back") {
-			return m.back()
-		}
-		page := max(1, m.height-4)
-		switch m.screen {
-		case screenDetail:
-			m.detail.Update(msg, page)
-		case screenJournal:
-			m.journal.Update(msg, page)
-		case screenList:
-			m.list.update(msg, page)
-		}
-		return m, nil
-	}
-	if m.keys.Is(msg, "open") {
-		return m, m.openDetail()
-	}
-	var cmd tea.Cmd
-	m.fleet, cmd = m.fleet.Update(msg)
-	return m, cmd
+	return nil
 }
 
-// back leaves the screen in front.
-func (m *Model) back() (tea.Model, tea.Cmd) {
-	switch m.screen {
-	case screenJournal, screenTasks, screenList:
-		if m.prev == screenDetail {
-			m.screen = screenDetail
-			return m, nil
-		}
-	case screenDetail:
-		m.statsGen++ // stops the sampling loop
+// selectionOf is what a screen's bindings act on; a screen without one lends the fleet's.
+func (m *Model) selectionOf(s screen.Screen) keymap.Selection {
+	if sel, ok := s.(screen.Selector); ok {
+		return sel.Selection()
 	}
-	m.screen = screenFleet
-	return m, nil
+	return m.fleet.Selection()
 }
 
-// View renders the screen in front.
+// selection is the selection of the screen on top (below any modal).
+func (m *Model) selection() keymap.Selection {
+	for i := len(m.stack) - 1; i >= 0; i-- {
+		if _, modal := m.stack[i].(screen.Modal); !modal {
+			return m.selectionOf(m.stack[i])
+		}
+	}
+	return m.fleet.Selection()
+}
+
+// live are the bindings live on the screen on top (below any modal): its own, the program's
+// global ones and the registered screens' keys.
+func (m *Model) live() []keymap.Name {
+	top := m.top()
+	for i := len(m.stack) - 1; i >= 0; i-- {
+		if _, modal := m.stack[i].(screen.Modal); !modal {
+			top = m.stack[i]
+			break
+		}
+	}
+	names := append(append([]keymap.Name(nil), top.Bindings()...), globalNames...)
+	return append(names, registryKeys...)
+}
+
+// subject is the one sandbox the top screen is about ("" for lists of many).
+func (m *Model) subject() string {
+	if s, ok := m.top().(interface{ Subject() string }); ok {
+		return s.Subject()
+	}
+	return ""
+}
+
+// View renders the top screen, with the modals above it drawn over it.
 func (m *Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
@@ -393,60 +406,27 @@ func (m *Model) render() string {
 		return ""
 	}
 	if m.width < fleet.MinWidth || m.height < fleet.MinHeight {
-		return tooSmall(m.theme, m.width, m.height)
+		return tooSmall(m.theme, m.keys, m.width, m.height)
 	}
-	var s string
-	now := m.opts.Now()
-	switch m.screen {
-	case screenHelp:
-		r, _ := m.selectedSandbox()
-		s = helpView(m.theme, m.keys, m.width, m.height, m.opts.ReadOnly, m.bgSrc, func(name string) string {
-			if _, ok := bindingAction[name]; !ok {
-				return ""
-			}
-			return m.disabledReason(name, r)
-		})
-	case screenDetail:
-		m.detail.Busy = ""
-		if ra, ok := m.running[m.detail.SB.ID]; ok {
-			m.detail.Busy = string(ra.action)
+	c := m.context()
+	base := len(m.stack) - 1
+	for base > 0 {
+		if _, modal := m.stack[base].(screen.Modal); !modal {
+			break
 		}
-		s = m.detail.View(m.theme, m.width, m.height, now)
-	case screenJournal:
-		s = m.journal.View(m.theme, m.width, m.height, now)
-	case screenTasks:
-		s = tasksView(m.theme, m.tasks, m.width, m.height, now)
-	case screenList:
-		s = m.list.view(m.theme, m.width, m.height)
-	case screenAuthor:
-		if m.author != nil {
-			s = m.author.View().Content
-		}
-	case screenProbe:
-		if m.probeView != nil {
-			m.probeView.SetSize(m.width, m.height)
-			s = m.probeView.Render()
-		}
-	default:
-		s = m.fleet.View(m.disabledReason)
+		base--
 	}
-	if m.screen != screenFleet && m.screen != screenAuthor && m.screen != screenHelp && m.screen != screenProbe && m.fleet.Status != "" {
-		// Progress and results show in place on every screen, on the line above the footer.
-		lines := strings.Split(s, "\n")
-		if len(lines) >= 2 {
-			lines[len(lines)-2] = m.theme.Warn.Render(ansi.Truncate(m.fleet.Status, m.width, "~"))
-			s = strings.Join(lines, "\n")
-		}
-	}
-	if m.dialog != nil {
-		s = dialog.Overlay(s, m.dialog.Box(m.theme, m.width), m.width, m.height)
-	}
-	if m.cmd.Active {
-		lines := strings.Split(s, "\n")
-		lines[len(lines)-1] = m.theme.Key.Render(":") + m.cmd.Input + "_"
-		s = strings.Join(lines, "\n")
+	s := m.stack[base].View(c)
+	for _, over := range m.stack[base+1:] {
+		s = over.(screen.Modal).Compose(s, c)
 	}
 	return s
+}
+
+// tooSmall is shown below the minimum size instead of a broken layout.
+func tooSmall(th theme.Theme, km *keymap.Map, w, h int) string {
+	msg := "terminal too small: " + itoa(w) + "x" + itoa(h) + " (need " + itoa(fleet.MinWidth) + "x" + itoa(fleet.MinHeight) + ")"
+	return th.Err.Render(ansi.Truncate(msg, w, "~")) + "\n" + ansi.Truncate("resize, or press "+km.Label(keymap.Quit)+" to quit", w, "~")
 }
 
 // maybeSaveCache returns a command that saves the inventory cache when it is due.
@@ -474,6 +454,3 @@ func (m *Model) maybeSaveCache(now time.Time) tea.Cmd {
 		return nil
 	}
 }
-
-// cacheErrMsg reports a failed cache save on the status line.
-type cacheErrMsg struct{ err error }

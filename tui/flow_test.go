@@ -8,7 +8,6 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
 )
 
 const webID = "docker:test/inspect-ctf-web-iabc123"
@@ -184,7 +183,7 @@ func TestDisabledActionShowsReason(t *testing.T) {
 }
 
 func TestRemappedKeysWorkAndShowInHelp(t *testing.T) {
-	km, err := keys.Default().Remap(map[string]string{"snapshot": "S", "journal": "J"})
+	km, err := Keys(map[string]string{"snapshot": "S", "journal": "J"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,22 @@ func TestGoldenViews(t *testing.T) {
 			h.typeText("sort age")
 			return h.waitText(":sort age_")
 		}},
+		{"list", false, func(h *harness) string {
+			h.key("j", "p")
+			h.waitText("Escape probe")
+			h.key("esc", ":")
+			h.typeText("probes")
+			h.key("enter")
+			return h.waitText("never probed")
+		}},
+		{"fleet-expanded", false, func(h *harness) string {
+			h.key("j", "e")
+			return h.waitText("- svc1  inspect-ctf-web-iabc123-svc1-1")
+		}},
+		{"fleet-grouped", false, func(h *harness) string {
+			h.key("b")
+			return h.waitText("- k8s:kwok (1)")
+		}},
 	}
 	for _, tc := range tests {
 		for _, sz := range sizes {
@@ -75,6 +91,19 @@ func TestGoldenViews(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestGoldenSixteenColours keeps the escape sequences: the dark16 theme must stay within the 16
+// ANSI colours every SSH client and tmux renders.
+func TestGoldenSixteenColours(t *testing.T) {
+	h := newHarness(t, harnessOpts{theme: "dark16", setupDB: journalFixture})
+	h.key("j", "space")
+	h.waitText("marked:1")
+	raw := h.rawFrame()
+	if strings.Contains(raw, "38;5;") || strings.Contains(raw, "48;5;") || strings.Contains(raw, "38;2;") {
+		t.Errorf("dark16 uses a 256-colour or true-colour sequence:\n%q", raw)
+	}
+	golden(t, "fleet-dark16-80x24", raw)
 }
 
 func TestGoldenTooSmall(t *testing.T) {

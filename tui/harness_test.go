@@ -3,9 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,23 +11,19 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/internal/goldentest"
+	"github.com/rangekeeper/rangekeeper/internal/tuitest"
+	"github.com/rangekeeper/rangekeeper/probe"
+	"github.com/rangekeeper/rangekeeper/probe/facts"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
 )
-
-// updating reports -update, the flag teatest's golden package already defines for every test
-// binary that imports it.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // t0 is the pinned clock of every golden test.
 var t0 = time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
@@ -212,11 +206,20 @@ func demoFleet() (*fakeBackend, *fakeK8s) {
 	return d, k
 }
 
+// fakeProber stands in for the probe pipeline (tested against real containers in probe/ and
+// cmd/): it keeps a probed report in the history like the pipeline does.
+type fakeProber struct{ db *state.DB }
+
+func (p fakeProber) Probe(_ context.Context, _ backends.Backend, sb backends.Sandbox, req probe.Request) (probe.Report, error) {
+	rep := probe.Report{SandboxID: sb.ID, Member: req.Member, Time: t0, Result: probe.Result{SandboxID: sb.ID, Time: t0, Facts: &facts.Report{}}}
+	return rep, probe.Save(p.db, rep)
+}
+
 // harness is a running program over a real supervisor, action layer and state file.
 type harness struct {
 	t      testing.TB
 	tm     *teatest.TestModel
-	frames *frameModel
+	frames *tuitest.Recorder
 	db     *state.DB
 	docker *fakeBackend
 	layer  *action.Layer
@@ -225,7 +228,8 @@ type harness struct {
 type harnessOpts struct {
 	w, h     int
 	readOnly bool
-	keys     *keys.Map
+	theme    string // "": auto (colourless: the harness sets NoColor unless a theme is named)
+	keys     *keymap.Map
 	extra    []backends.Backend
 	setup    func(d *fakeBackend)
 	setupDB  func(db *state.DB)
@@ -260,13 +264,11 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.setupDB != nil {
 		o.setupDB(db)
 	}
-	layer := action.New(sup, db, o.readOnly)
-	m := New(Options{Supervisor: sup, Actions: layer, State: db, Keys: o.keys, NoColor: true, ReadOnly: o.readOnly,
-		Now: func() time.Time { return t0 }, Tick: tick, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond,
-		Probe: func(ctx context.Context, b backends.Backend, sb backends.Sandbox) (string, error) {
-			return "0 classes exposed", db.PutProbe(state.ProbeRecord{SandboxID: sb.ID, Time: t0, Summary: "0 classes exposed", Worst: "none"})
-		}})
-	fm := &frameModel{m: m}
+	layer := action.New(sup, db, action.Options{ReadOnly: o.readOnly, Identity: action.Identity{Operator: "op@test", Transport: action.TransportStandalone},
+		Prober: fakeProber{db}})
+	m := New(Options{Supervisor: sup, Actions: layer, State: db, Keys: o.keys, NoColor: o.theme == "", ReadOnly: o.readOnly, Theme: o.theme,
+		Now: func() time.Time { return t0 }, Tick: tick, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond})
+	fm := &tuitest.Recorder{Model: m}
 	topts := []teatest.TestOption{teatest.WithInitialTermSize(o.w, o.h)}
 	if o.fps > 0 {
 		topts = append(topts, teatest.WithProgramOptions(tea.WithFPS(o.fps)))
@@ -289,36 +291,15 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	return h
 }
 
-// frameModel records the newest rendered frame so tests can read it without racing the program.
-type frameModel struct {
-	m     *Model
-	mu    sync.Mutex
-	frame string
-}
+func (h *harness) frame() string { return h.frames.Frame() }
 
-func (f *frameModel) Init() tea.Cmd { return f.m.Init() }
-func (f *frameModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	_, cmd := f.m.Update(msg)
-	return f, cmd
-}
-func (f *frameModel) View() tea.View {
-	v := f.m.View()
-	f.mu.Lock()
-	f.frame = ansi.Strip(v.Content)
-	f.mu.Unlock()
-	return v
-}
+func (h *harness) rawFrame() string { return h.frames.Raw() }
 
-func (h *harness) frame() string {
-	h.frames.mu.Lock()
-	defer h.frames.mu.Unlock()
-	return h.frames.frame
-}
-
-// waitFor polls the rendered frame until cond holds, failing with the last frame after 5 s.
+// waitFor polls the rendered frame until cond holds, failing with the last frame after 10 s (the
+// race detector on a loaded 2-core machine makes a bbolt fsync take seconds).
 func (h *harness) waitFor(what string, cond func(string) bool) string {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		f := h.frame()
 		if cond(f) {
@@ -345,49 +326,12 @@ func (h *harness) key(names ...string) {
 
 func (h *harness) typeText(s string) { h.tm.Type(s) }
 
-func keyMsg(n string) tea.KeyPressMsg {
-	switch n {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "space":
-		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "backspace":
-		return tea.KeyPressMsg{Code: tea.KeyBackspace}
-	case "ctrl+l":
-		return tea.KeyPressMsg{Code: 'l', Mod: tea.ModCtrl}
-	}
-	r := []rune(n)
-	return tea.KeyPressMsg{Code: r[0], Text: n}
-}
+func keyMsg(n string) tea.KeyPressMsg { return tuitest.Key(n) }
 
 // golden compares got with testdata/name.golden (rewritten with -update).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if updating() {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from golden:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldentest.Assert(t, name, got)
 }
 
 var errBoom = errors.New("engine said no: disk full")

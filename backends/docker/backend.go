@@ -9,7 +9,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/state"
 )
 
 // Compose labels rangekeeper reads (docker/compose pkg/api/labels.go).
@@ -47,6 +46,9 @@ func TaskHint(project string) string {
 type Options struct {
 	// All lists plain containers without compose labels as non-sandbox resources (never actionable).
 	All bool
+	// Snapshots keeps snapshot records and volume archives; without it Snapshot, Snapshots,
+	// DeleteSnapshot and Revert say they need one.
+	Snapshots backends.SnapshotStore
 }
 
 // Backend is one Docker Engine.
@@ -57,10 +59,6 @@ type Backend struct {
 
 	postureMu    sync.Mutex
 	postureCache map[string][]backends.Finding // container ID → findings; configs are immutable
-
-	// Snapshot records and volume archives (snapshot.go, SetStore); nil until set.
-	storeMu sync.Mutex
-	store   *state.DB
 
 	networkMu    sync.Mutex
 	networkCache map[string]networkFacts // network ID → what live posture needs (posture.go)

@@ -114,7 +114,7 @@ func contextHost(name string) (string, error) {
 // NewClient connects to the resolved endpoint with API version negotiation (so engines as old as
 // API 1.40 work). TLS settings come from DOCKER_CERT_PATH / DOCKER_TLS_VERIFY as the CLI does.
 func NewClient(e Endpoint) (*client.Client, error) {
-	opts := []client.Opt{client.WithHost(e.Host), client.WithAPIVersionNegotiation()}
+	opts := []client.Opt{client.WithHost(e.Host)} // API-version negotiation is the default
 	if os.Getenv("DOCKER_CERT_PATH") != "" {
 		opts = append(opts, client.WithTLSClientConfigFromEnv())
 	}

@@ -78,7 +78,7 @@ func (b *Backend) Revert(ctx context.Context, sandboxID, snapshotID string, _ ba
 		}
 	}
 	var p revertProgress
-	if err := b.revert(ctx, sandboxID, data, archiveDir(db, snapshotID), &p); err != nil {
+	if err := b.revert(ctx, sandboxID, data, db.ArchiveDir(snapshotID), &p); err != nil {
 		return b.wrap(fmt.Errorf("revert %s to %s interrupted: %w; sandbox is %s; run the revert again to finish it", project, snapshotID, err, &p))
 	}
 	return nil

@@ -76,14 +76,16 @@ func TestRevertRefusals(t *testing.T) {
 	id := b.SandboxID(project)
 	withStore(t, b, id)
 	ctx := context.Background()
-	if err := b.Revert(ctx, id, "s-missing", backends.RevertOptions{}); !errors.Is(err, backends.ErrNotFound) {
-		t.Errorf("unknown snapshot: %v, want ErrNotFound", err)
+	// The error names the missing thing: the snapshot, not the (existing) sandbox.
+	if err := b.Revert(ctx, id, "s-missing", backends.RevertOptions{}); !errors.Is(err, backends.ErrSnapshotNotFound) ||
+		errors.Is(err, backends.ErrNotFound) || !strings.Contains(err.Error(), `"s-missing"`) {
+		t.Errorf("unknown snapshot: %v, want ErrSnapshotNotFound naming it", err)
 	}
 	if err := b.Revert(ctx, b.Name()+"/container:web", "s1", backends.RevertOptions{}); !errors.Is(err, backends.ErrNotSandbox) {
 		t.Errorf("plain container: %v, want ErrNotSandbox", err)
 	}
 	nb := newTestBackend(t, Options{})
-	if _, err := nb.Snapshot(ctx, id, backends.SnapshotOptions{}); err == nil || !strings.Contains(err.Error(), "state file") {
+	if _, err := nb.Snapshot(ctx, id, backends.SnapshotOptions{}); err == nil || !strings.Contains(err.Error(), "snapshot store") {
 		t.Errorf("snapshot without store: %v", err)
 	}
 }

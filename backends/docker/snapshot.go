@@ -23,7 +23,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/state"
 )
 
 var _ backends.Snapshotter = (*Backend)(nil)
@@ -34,29 +33,15 @@ const (
 	snapshotRepo         = "rangekeeper-snapshot"
 )
 
-// Snapshot storage: the recipe (configs, endpoints, order) is a state.SnapshotRecord in bbolt; the
-// volume archives are tar files in "snapshots/<snapshot ID>/" next to the state file, because
-// volume contents are unbounded and bbolt keeps every page it ever grew to.
+// Snapshot storage: the recipe (configs, endpoints, order) is a backends.SnapshotRecord in the
+// store given at construction (Options.Snapshots); the volume archives are tar files in the
+// store's ArchiveDir, because volume contents are unbounded.
 
-// SetStore gives the backend the state file where snapshot records live. Snapshot, Snapshots,
-// DeleteSnapshot and Revert need it.
-func (b *Backend) SetStore(db *state.DB) {
-	b.storeMu.Lock()
-	b.store = db
-	b.storeMu.Unlock()
-}
-
-func (b *Backend) stateDB() (*state.DB, error) {
-	b.storeMu.Lock()
-	defer b.storeMu.Unlock()
-	if b.store == nil {
-		return nil, fmt.Errorf("%s: snapshots need a state file (SetStore was not called)", b.Name())
+func (b *Backend) snapshotStore() (backends.SnapshotStore, error) {
+	if b.opts.Snapshots == nil {
+		return nil, fmt.Errorf("%s: snapshots need a snapshot store (none was given to the backend)", b.Name())
 	}
-	return b.store, nil
-}
-
-func archiveDir(db *state.DB, snapshotID string) string {
-	return filepath.Join(filepath.Dir(db.Path()), "snapshots", snapshotID)
+	return b.opts.Snapshots, nil
 }
 
 // snapshotData is the backend's recipe for recreating a sandbox exactly (SnapshotRecord.Data).
@@ -113,7 +98,7 @@ func newSnapshotID() string {
 // Snapshot implements backends.Snapshotter. Every running member is paused (unless NoPause) so the
 // images and volume archives are one consistent point in time; commits run concurrently.
 func (b *Backend) Snapshot(ctx context.Context, sandboxID string, opts backends.SnapshotOptions) (backends.SnapshotInfo, error) {
-	db, err := b.stateDB()
+	db, err := b.snapshotStore()
 	if err != nil {
 		return backends.SnapshotInfo{}, err
 	}
@@ -169,7 +154,7 @@ func (b *Backend) Snapshot(ctx context.Context, sandboxID string, opts backends.
 		b.removeSnapshotImages(id)
 		return backends.SnapshotInfo{}, b.wrap(fmt.Errorf("snapshot %s: %w", project, err))
 	}
-	dir := archiveDir(db, id)
+	dir := db.ArchiveDir(id)
 	if data.Volumes, err = b.archiveVolumes(ctx, dir, inspected); err != nil {
 		b.removeSnapshotImages(id)
 		_ = os.RemoveAll(dir)
@@ -199,7 +184,7 @@ func (b *Backend) Snapshot(ctx context.Context, sandboxID string, opts backends.
 	if err != nil {
 		return backends.SnapshotInfo{}, err
 	}
-	if err := db.PutSnapshot(state.SnapshotRecord{Info: info, Backend: b.Name(), Data: raw}); err != nil {
+	if err := db.PutSnapshot(backends.SnapshotRecord{Info: info, Backend: b.Name(), Data: raw}); err != nil {
 		b.removeSnapshotImages(id)
 		_ = os.RemoveAll(dir)
 		return backends.SnapshotInfo{}, fmt.Errorf("snapshot %s: save record: %w", project, err)
@@ -518,7 +503,7 @@ func containerRefs(hc *container.HostConfig) []string {
 
 // Snapshots implements backends.Snapshotter: the sandbox's stored snapshots, oldest first.
 func (b *Backend) Snapshots(ctx context.Context, sandboxID string) ([]backends.SnapshotInfo, error) {
-	db, err := b.stateDB()
+	db, err := b.snapshotStore()
 	if err != nil {
 		return nil, err
 	}
@@ -536,18 +521,18 @@ func (b *Backend) Snapshots(ctx context.Context, sandboxID string) ([]backends.S
 }
 
 // loadSnapshot reads one record and its recipe.
-func (b *Backend) loadSnapshot(sandboxID, snapshotID string) (*state.DB, state.SnapshotRecord, snapshotData, error) {
+func (b *Backend) loadSnapshot(sandboxID, snapshotID string) (backends.SnapshotStore, backends.SnapshotRecord, snapshotData, error) {
 	var data snapshotData
-	db, err := b.stateDB()
+	db, err := b.snapshotStore()
 	if err != nil {
-		return nil, state.SnapshotRecord{}, data, err
+		return nil, backends.SnapshotRecord{}, data, err
 	}
 	rec, ok, err := db.Snapshot(sandboxID, snapshotID)
 	if err != nil {
 		return nil, rec, data, err
 	}
 	if !ok {
-		return nil, rec, data, fmt.Errorf("%w: no snapshot %q of %s", backends.ErrNotFound, snapshotID, sandboxID)
+		return nil, rec, data, fmt.Errorf("%w: %s has no snapshot %q", backends.ErrSnapshotNotFound, sandboxID, snapshotID)
 	}
 	if err := json.Unmarshal(rec.Data, &data); err != nil {
 		return nil, rec, data, fmt.Errorf("snapshot %s of %s: corrupt record: %w", snapshotID, sandboxID, err)
@@ -566,7 +551,7 @@ func (b *Backend) DeleteSnapshot(ctx context.Context, sandboxID, snapshotID stri
 	if err := b.removeSnapshotImagesCtx(ctx, snapshotID); err != nil {
 		return b.wrap(fmt.Errorf("delete snapshot %s: %w", snapshotID, err))
 	}
-	if err := os.RemoveAll(archiveDir(db, snapshotID)); err != nil {
+	if err := os.RemoveAll(db.ArchiveDir(snapshotID)); err != nil {
 		return fmt.Errorf("delete snapshot %s: volume archives: %w", snapshotID, err)
 	}
 	return db.DeleteSnapshot(sandboxID, snapshotID)

@@ -25,7 +25,7 @@ func withStore(t *testing.T, b *Backend, sandboxID string) *state.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.SetStore(db)
+	b.opts.Snapshots = db // the store a real caller passes to New
 	t.Cleanup(func() {
 		_ = b.removeImages(context.Background(), make(client.Filters).Add("label", LabelSnapshotSandbox+"="+sandboxID))
 		db.Close()
@@ -164,7 +164,7 @@ func TestSnapshotAndRevertRestoresFilesNetworksAndCompose(t *testing.T) {
 	if len(imgs.Items) != 0 {
 		t.Errorf("%d images left after DeleteSnapshot", len(imgs.Items))
 	}
-	if _, err := os.Stat(archiveDir(db, second.ID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(db.ArchiveDir(second.ID)); !os.IsNotExist(err) {
 		t.Errorf("volume archives left after DeleteSnapshot: %v", err)
 	}
 	if _, ok, _ := db.Snapshot(id, second.ID); ok {

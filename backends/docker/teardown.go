@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
@@ -44,8 +43,7 @@ func (b *Backend) Teardown(ctx context.Context, sandboxID string, opts backends.
 }
 
 // composeInventory is every compose-labelled container, network and volume matching one label
-// filter, grouped by project, so tearing many sandboxes down lists the engine once, not per
-// sandbox.
+// filter, grouped by project.
 type composeInventory struct {
 	containers map[string][]container.Summary
 	networks   map[string][]network.Summary
@@ -141,9 +139,7 @@ func (b *Backend) teardownProject(ctx context.Context, sandboxID, project string
 
 // hasSnapshots reports whether the store holds a snapshot of the sandbox (true when unsure).
 func (b *Backend) hasSnapshots(sandboxID string) bool {
-	b.storeMu.Lock()
-	db := b.store
-	b.storeMu.Unlock()
+	db := b.opts.Snapshots
 	if db == nil {
 		return true
 	}
@@ -153,9 +149,7 @@ func (b *Backend) hasSnapshots(sandboxID string) bool {
 
 // forgetSnapshots deletes the sandbox's snapshot records and volume archives (its images are gone).
 func (b *Backend) forgetSnapshots(sandboxID string) error {
-	b.storeMu.Lock()
-	db := b.store
-	b.storeMu.Unlock()
+	db := b.opts.Snapshots
 	if db == nil {
 		return nil
 	}
@@ -167,7 +161,7 @@ func (b *Backend) forgetSnapshots(sandboxID string) error {
 		if r.Backend != b.Name() {
 			continue
 		}
-		if err := os.RemoveAll(archiveDir(db, r.Info.ID)); err != nil {
+		if err := os.RemoveAll(db.ArchiveDir(r.Info.ID)); err != nil {
 			return err
 		}
 		if err := db.DeleteSnapshot(sandboxID, r.Info.ID); err != nil {
@@ -188,61 +182,4 @@ func (b *Backend) teardownPlain(ctx context.Context, sandboxID string) error {
 		return b.wrap(fmt.Errorf("teardown container %s: %w", name, err))
 	}
 	return nil
-}
-
-// TeardownMany tears down several sandboxes with at most parallelism at once (≤ 0 means 4) and
-// returns the failures by sandbox ID (empty when every teardown succeeded). The engine is listed
-// once for all of them.
-func (b *Backend) TeardownMany(ctx context.Context, ids []string, opts backends.TeardownOptions, parallelism int) map[string]error {
-	if parallelism <= 0 {
-		parallelism = 4
-	}
-	if opts.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
-		defer cancel()
-	}
-	fail := map[string]error{}
-	inv, err := b.composeInventory(ctx, LabelProject, LabelSnapshotSandbox)
-	if err != nil {
-		for _, id := range ids {
-			fail[id] = b.wrap(err)
-		}
-		return fail
-	}
-	sem := make(chan struct{}, parallelism)
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	record := func(id string, err error) {
-		mu.Lock()
-		fail[id] = err
-		mu.Unlock()
-	}
-	for _, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				record(id, ctx.Err())
-				return
-			}
-			defer func() { <-sem }()
-			project, err := b.ProjectOf(id)
-			switch {
-			case errors.Is(err, backends.ErrNotSandbox) && opts.Force:
-				err = b.teardownPlain(ctx, id)
-			case err == nil:
-				err = b.teardownProject(ctx, id, project, inv, opts)
-			}
-			if err != nil {
-				record(id, err)
-			}
-		}()
-	}
-	wg.Wait()
-	return fail
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/moby/moby/api/types/container"
@@ -106,7 +107,9 @@ func TestTeardownRemovesOnlyTheProject(t *testing.T) {
 	}
 }
 
-func TestTeardownManyKeepsSnapshotsWhenAsked(t *testing.T) {
+// TestParallelTeardownsKeepSnapshotsWhenAsked tears several sandboxes down at once, the way the
+// action layer's bounded fan-out calls Teardown.
+func TestParallelTeardownsKeepSnapshotsWhenAsked(t *testing.T) {
 	b := newTestBackend(t, Options{})
 	cli := b.Client()
 	ctx := context.Background()
@@ -122,7 +125,17 @@ func TestTeardownManyKeepsSnapshotsWhenAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fails := b.TeardownMany(ctx, append(ids, b.SandboxID("rk-never-existed-"+dockertest.RunID)), backends.TeardownOptions{KeepSnapshots: true}, 2)
+	all := append(ids, b.SandboxID("rk-never-existed-"+dockertest.RunID))
+	var mu sync.Mutex
+	fails := map[string]error{}
+	_ = parallelLimit(len(all), 2, func(i int) error {
+		if err := b.Teardown(ctx, all[i], backends.TeardownOptions{KeepSnapshots: true}); err != nil {
+			mu.Lock()
+			fails[all[i]] = err
+			mu.Unlock()
+		}
+		return nil
+	})
 	if len(fails) != 1 || !errors.Is(fails[b.SandboxID("rk-never-existed-"+dockertest.RunID)], backends.ErrNotFound) {
 		t.Fatalf("failures %v, want only the unknown sandbox", fails)
 	}

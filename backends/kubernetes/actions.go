@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -78,6 +77,12 @@ func (b *Backend) Teardown(ctx context.Context, sandboxID string, opts backends.
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTeardownTimeout
+	}
+	select { // at most b.workers at once, like Inspect's INSPECT_MAX_HELM_UNINSTALL
+	case b.teardowns <- struct{}{}:
+		defer func() { <-b.teardowns }()
+	case <-ctx.Done():
+		return fmt.Errorf("%s: teardown %s/%s: %w", b.Name(), t.ns, t.release, ctx.Err())
 	}
 	if !t.helmRecord {
 		return b.deleteReleaseObjects(ctx, t.ns, t.release)
@@ -155,37 +160,6 @@ func ownedByRelease(o *metav1.PartialObjectMetadata, ns, rel string) bool {
 		return true
 	}
 	return o.Annotations["meta.helm.sh/release-name"] == rel && o.Annotations["meta.helm.sh/release-namespace"] == ns
-}
-
-// TeardownMany tears down several sandboxes with at most b.workers in flight (Inspect's
-// INSPECT_MAX_HELM_UNINSTALL default is 8). The result maps each ID to its error (nil on
-// success).
-func (b *Backend) TeardownMany(ctx context.Context, ids []string, opts backends.TeardownOptions) map[string]error {
-	out := make(map[string]error, len(ids))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, b.workers)
-	for _, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-ctx.Done():
-				mu.Lock()
-				out[id] = ctx.Err()
-				mu.Unlock()
-				return
-			}
-			err := b.Teardown(ctx, id, opts)
-			mu.Lock()
-			out[id] = err
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return out
 }
 
 // Reset deletes the release's sandbox pods so their StatefulSets recreate them fresh from the

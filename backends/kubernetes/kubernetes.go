@@ -42,7 +42,8 @@ type Options struct {
 	Context    string   // empty means the kubeconfig's current context
 	Namespaces []string // empty or "*" means every namespace the operator may list
 	InCluster  bool
-	// Workers bounds the parallelism of bulk teardown (default 8, Inspect's own default).
+	// Workers bounds how many teardowns run at once (default 8, Inspect's own default), however
+	// many the caller starts.
 	Workers int
 	// HealthInterval is how often Watch checks that the API server still answers (default
 	// 10 s). Informers retry a refused connection forever; two failed checks in a row end
@@ -63,7 +64,8 @@ type Backend struct {
 	disc       discovery.CachedDiscoveryInterface
 	mapper     meta.RESTMapper
 	workers    int
-	snap       snapCap // cached snapshot capability (volsnap.go)
+	teardowns  chan struct{} // semaphore: at most workers teardowns in flight
+	snap       snapCap       // cached snapshot capability (volsnap.go)
 }
 
 var (
@@ -153,6 +155,7 @@ func NewForConfig(name string, rc *rest.Config, o Options) (*Backend, error) {
 	if b.workers <= 0 {
 		b.workers = 8
 	}
+	b.teardowns = make(chan struct{}, b.workers)
 	for _, ns := range o.Namespaces {
 		if ns == "*" || ns == metav1.NamespaceAll {
 			b.namespaces = nil
@@ -213,19 +216,16 @@ func (b *Backend) sandboxID(ns, release string) string {
 	return b.Name() + "/" + ns + "/" + release
 }
 
-// parseID splits a sandbox ID of this backend. Contexts may contain "/" (EKS ARNs), so the
-// namespace and release are taken from the right: neither can contain "/".
+// parseID splits a sandbox ID of this backend (backends.ParseID: contexts may contain "/").
 func (b *Backend) parseID(id string) (ns, release string, err error) {
-	prefix := b.Name() + "/"
-	rest, ok := strings.CutPrefix(id, prefix)
-	if !ok {
+	if !strings.HasPrefix(id, b.Name()+"/") {
 		return "", "", fmt.Errorf("%s: %w: %q is not a sandbox of this backend", b.Name(), backends.ErrNotFound, id)
 	}
-	ns, release, ok = strings.Cut(rest, "/")
-	if !ok || ns == "" || release == "" || strings.Contains(release, "/") {
-		return "", "", fmt.Errorf("%s: %w: malformed sandbox ID %q (want %s<namespace>/<release>)", b.Name(), backends.ErrNotFound, id, prefix)
+	pid, err := backends.ParseID(id)
+	if err != nil || pid.Backend() != b.Name() {
+		return "", "", fmt.Errorf("%s: %w: malformed sandbox ID %q (want %s/<namespace>/<release>)", b.Name(), backends.ErrNotFound, id, b.Name())
 	}
-	return ns, release, nil
+	return pid.Path[0], pid.Path[1], nil
 }
 
 // explainAPIError turns RBAC refusals into a message that says what to grant or configure.

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/moby/moby/client"
+
+	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
 )
 
@@ -121,5 +124,53 @@ func TestBadConfigNamesFileAndLine(t *testing.T) {
 	_, _, err := run(t, "", "--config", cfg, "--state", filepath.Join(t.TempDir(), "s.db"), "ls")
 	if err == nil || !strings.Contains(err.Error(), cfg) || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("bad config = %v; want file and line", err)
+	}
+}
+
+// TestSnapshotNameIsAcceptedEverywhere is the bug found by use: a snapshot taken with --name
+// must be accepted by that name by revert and snapshots rm; a name that names nothing says which
+// thing was not found; deleting a snapshot is confirmed and journaled as its own action.
+func TestSnapshotNameIsAcceptedEverywhere(t *testing.T) {
+	cli := dockertest.Engine(t)
+	project := "inspect-cli_snap-i" + dockertest.RunID
+	dockertest.Project(t, project, dockertest.Service{Name: "default"})
+	t.Cleanup(func() {
+		imgs, _ := cli.ImageList(context.Background(), client.ImageListOptions{Filters: make(client.Filters).Add("label", docker.LabelSnapshotSandbox+"=docker:default/"+project)})
+		for _, im := range imgs.Items {
+			_, _ = cli.ImageRemove(context.Background(), im.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+		}
+	})
+	state := filepath.Join(t.TempDir(), "state.db")
+	out, stderr, err := run(t, "", "--state", state, "snapshot", project, "--name", "s1")
+	if err != nil || !strings.Contains(out, "snapshot s1 (") {
+		t.Fatalf("snapshot --name s1 = %v\n%s%s", err, out, stderr)
+	}
+	if out, stderr, err := run(t, "", "--state", state, "snapshot", project, "--name", "s2"); err != nil {
+		t.Fatalf("snapshot --name s2 = %v\n%s%s", err, out, stderr)
+	}
+	out, stderr, err = run(t, "", "--state", state, "revert", project, "s1", "--yes")
+	if err != nil || !strings.Contains(out, project+" reverted to s1 (") {
+		t.Fatalf("revert by name = %v\n%s%s", err, out, stderr)
+	}
+	_, _, err = run(t, "", "--state", state, "revert", project, "nope", "--yes")
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), `snapshot not found: `+project+` has no snapshot with ID or name "nope"`) {
+		t.Fatalf("revert to an unknown snapshot = %v; want exit 2 naming the snapshot, not the sandbox", err)
+	}
+	// s1's images now run the sandbox; s2 is the one that can go.
+	_, _, err = run(t, "s2\n", "--state", state, "snapshots", "rm", project, "s2")
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "--yes") {
+		t.Fatalf("snapshots rm without a terminal = %v; want a refusal asking for --yes", err)
+	}
+	out, stderr, err = run(t, "", "--state", state, "snapshots", "rm", project, "s2", "--yes")
+	if err != nil || !strings.Contains(out, "snapshot s2 (") || !strings.Contains(out, "deleted") {
+		t.Fatalf("snapshots rm by name = %v\n%s%s", err, out, stderr)
+	}
+	out, _, _ = run(t, "", "--state", state, "snapshots", "ls", project, "-o", "json")
+	if strings.Contains(out, `"name": "s2"`) || !strings.Contains(out, `"name": "s1"`) {
+		t.Errorf("snapshots after rm = %s; want s1 only", out)
+	}
+	out, _, err = run(t, "", "--state", state, "journal", "-o", "json")
+	if err != nil || !strings.Contains(out, `"action": "snapshot-rm"`) || !strings.Contains(out, `"name": "s2"`) {
+		t.Errorf("journal lacks the deletion as its own action:\n%s", out)
 	}
 }

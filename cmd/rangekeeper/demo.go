@@ -14,7 +14,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/proxmox"
 	"github.com/rangekeeper/rangekeeper/backends/proxmox/pvesim"
 	"github.com/rangekeeper/rangekeeper/demos"
-	"github.com/rangekeeper/rangekeeper/demos/fleet"
+	"github.com/rangekeeper/rangekeeper/demos/simfleet"
 )
 
 // addSimulatedRanges shows the tiers this machine has no real backend for, clearly marked
@@ -38,13 +38,13 @@ func addSimulatedRanges(f *factory, opts *demoOptions) error {
 		fmt.Fprintf(f.ErrOut, "  + SIMULATED Proxmox range on %s (no Proxmox configured)\n", sim.URL())
 	}
 	if opts.Fleet > 0 && !cfg.Kubernetes.Enabled {
-		f.extraBackends = append(f.extraBackends, fleet.New("simulated", backends.KindKubernetes, opts.Fleet, 2*time.Second))
+		f.extraBackends = append(f.extraBackends, simfleet.New("simulated", backends.KindKubernetes, opts.Fleet, 2*time.Second))
 		fmt.Fprintf(f.ErrOut, "  + %d SIMULATED Kubernetes releases (no cluster configured)\n", opts.Fleet)
 	}
 	return nil
 }
 
-func init() { registerCommand(newDemoCmd) }
+func init() { registerCommand(func(f *factory) *cobra.Command { return newDemoCmd(f, nil) }) }
 
 type demoOptions struct {
 	Down  bool
@@ -52,7 +52,7 @@ type demoOptions struct {
 	Fleet int // simulated Kubernetes releases shown beside the real Docker range
 }
 
-func newDemoCmd(f *factory) *cobra.Command {
+func newDemoCmd(f *factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
 	opts := &demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -61,7 +61,12 @@ func newDemoCmd(f *factory) *cobra.Command {
 Inspect-style compose sandboxes (hardened, weak, scorer on the agent's network) and opens the TUI.
 'rangekeeper demo --down' removes everything the demo made.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runDemo(cmd.Context(), f, opts) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Fleet < 0 {
+				return exitWith(2, fmt.Sprintf("--fleet %d: want 0 (none) or more", opts.Fleet))
+			}
+			return runOr(cmd, opts, runF, func(ctx context.Context, o *demoOptions) error { return runDemo(ctx, f, o) })
+		},
 	}
 	cmd.Flags().BoolVar(&opts.Down, "down", false, "remove everything the demo made")
 	cmd.Flags().BoolVar(&opts.NoTUI, "no-tui", false, "start the range and list it, without opening the TUI")
@@ -89,9 +94,6 @@ func demoEngine(ctx context.Context) (*client.Client, error) {
 }
 
 func runDemo(ctx context.Context, f *factory, opts *demoOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	cli, err := demoEngine(ctx)
 	if err != nil {
 		return err

@@ -80,16 +80,19 @@ func (f *factory) Config() (*config.Config, error) {
 // State opens the state file once; it is closed when the command ends.
 func (f *factory) State() (*state.DB, error) {
 	f.onceDB.Do(func() {
-		path := f.StatePath
-		if path == "" {
-			path = state.DefaultPath()
-		}
-		f.db, f.dbErr = state.Open(path)
+		f.db, f.dbErr = state.Open(f.statePath())
 		if f.dbErr == nil {
 			f.onClose(func() { f.db.Close() })
 		}
 	})
 	return f.db, f.dbErr
+}
+
+func (f *factory) statePath() string {
+	if f.StatePath != "" {
+		return f.StatePath
+	}
+	return state.DefaultPath()
 }
 
 func (f *factory) onClose(fn func()) { f.closers = append(f.closers, fn) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
@@ -9,44 +10,56 @@ import (
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
-func init() { registerCommand(newJournalCmd) }
+func init() { registerCommand(func(f *factory) *cobra.Command { return newJournalCmd(f, nil) }) }
 
-func newJournalCmd(f *factory) *cobra.Command {
-	var output, target string
-	var limit int
+type journalOptions struct {
+	Output string
+	Target string // a sandbox ID or name ("" for all)
+	Limit  int
+}
+
+func newJournalCmd(f *factory, runF func(context.Context, *journalOptions) error) *cobra.Command {
+	o := &journalOptions{}
 	cmd := &cobra.Command{
 		Use:   "journal",
 		Short: "Show the action journal (every intent and outcome, oldest first)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
+			if err := checkOutput(o.Output, "table", "json"); err != nil {
 				return err
 			}
-			db, err := f.State()
-			if err != nil {
-				return err
+			if o.Limit < 0 {
+				return exitWith(2, fmt.Sprintf("--limit %d: want 0 (all) or more", o.Limit))
 			}
-			entries, err := db.Journal(state.JournalQuery{Target: target, Limit: limit})
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				if entries == nil {
-					entries = []state.Entry{}
-				}
-				return writeJSON(f.Out, entries)
-			}
-			tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SEQ\tTIME\tOPERATOR\tACTION\tPHASE\tOUTCOME\tTARGET\tERROR")
-			for _, e := range entries {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05"), e.Operator,
-					e.Action, e.Phase, dash(e.Outcome), e.Target, e.Error)
-			}
-			return tw.Flush()
+			return runOr(cmd, o, runF, func(ctx context.Context, o *journalOptions) error { return runJournal(f, o) })
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
-	cmd.Flags().StringVar(&target, "target", "", "only entries for this sandbox ID")
-	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "only the newest N entries")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVar(&o.Target, "target", "", "only entries for this sandbox ID")
+	cmd.Flags().IntVarP(&o.Limit, "limit", "n", 0, "only the newest N entries")
 	return cmd
+}
+
+func runJournal(f *factory, o *journalOptions) error {
+	db, err := f.State()
+	if err != nil {
+		return err
+	}
+	entries, err := db.Journal(state.JournalQuery{Target: o.Target, Limit: o.Limit})
+	if err != nil {
+		return err
+	}
+	if o.Output == "json" {
+		if entries == nil {
+			entries = []state.Entry{}
+		}
+		return writeJSON(f.Out, entries)
+	}
+	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tOPERATOR\tACTION\tPHASE\tOUTCOME\tTARGET\tERROR")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05"), e.Operator,
+			e.Action, e.Phase, dash(e.Outcome), e.Target, e.Error)
+	}
+	return tw.Flush()
 }

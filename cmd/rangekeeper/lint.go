@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -12,7 +13,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/spec/report"
 )
 
-func init() { registerCommand(newLintCmd) }
+func init() { registerCommand(func(f *factory) *cobra.Command { return newLintCmd(f, nil) }) }
 
 type lintOptions struct {
 	Files    []string
@@ -27,7 +28,7 @@ type lintOptions struct {
 	useColor bool
 }
 
-func newLintCmd(f *factory) *cobra.Command {
+func newLintCmd(f *factory, runF func(context.Context, *lintOptions) error) *cobra.Command {
 	o := &lintOptions{}
 	cmd := &cobra.Command{
 		Use:   "lint FILE...",
@@ -44,7 +45,7 @@ Suppress a finding with a reason on its line or the line above:
 			o.Files = args
 			_, noColor := os.LookupEnv("NO_COLOR")
 			o.useColor = f.StdoutTTY() && !noColor && !o.NoColor
-			return runLint(f, o)
+			return runOr(cmd, o, runF, func(_ context.Context, o *lintOptions) error { return runLint(f, o) })
 		},
 	}
 	fl := cmd.Flags()

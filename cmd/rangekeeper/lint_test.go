@@ -13,7 +13,7 @@ func runLintCmd(t *testing.T, args ...string) (stdout string, code int, msg stri
 	t.Helper()
 	var out, errOut bytes.Buffer
 	f := newFactory(strings.NewReader(""), &out, &errOut)
-	cmd := newLintCmd(f)
+	cmd := newLintCmd(f, nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)

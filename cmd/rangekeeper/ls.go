@@ -11,10 +11,10 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
-	"github.com/rangekeeper/rangekeeper/views/fleet"
+	"github.com/rangekeeper/rangekeeper/sandbox"
 )
 
-func init() { registerCommand(newLsCmd) }
+func init() { registerCommand(func(f *factory) *cobra.Command { return newLsCmd(f, nil) }) }
 
 type lsOptions struct {
 	Output  string
@@ -28,7 +28,7 @@ type lsResult struct {
 	Backends  []supervisor.Health `json:"backends"`
 }
 
-func newLsCmd(f *factory) *cobra.Command {
+func newLsCmd(f *factory, runF func(context.Context, *lsOptions) error) *cobra.Command {
 	opts := &lsOptions{Now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "ls",
@@ -38,11 +38,13 @@ func newLsCmd(f *factory) *cobra.Command {
 			if err := checkOutput(opts.Output, "table", "json"); err != nil {
 				return err
 			}
-			s, err := f.ReadySupervisor(cmd.Context(), opts.Wait)
-			if err != nil {
-				return err
-			}
-			return runLs(cmd.Context(), f, s, opts)
+			return runOr(cmd, opts, runF, func(ctx context.Context, o *lsOptions) error {
+				s, err := f.ReadySupervisor(ctx, o.Wait)
+				if err != nil {
+					return err
+				}
+				return runLs(ctx, f, s, o)
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table or json")
@@ -83,7 +85,7 @@ func runLs(_ context.Context, f *factory, s *supervisor.Supervisor, opts *lsOpti
 			name += " (SIMULATED)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", sb.Backend, name, dash(sb.Task), sb.Status, running, len(sb.Members),
-			fleet.Age(opts.Now(), sb.Created), sev, sb.ID)
+			sandbox.Age(opts.Now(), sb.Created), sev, sb.ID)
 	}
 	return tw.Flush()
 }

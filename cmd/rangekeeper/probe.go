@@ -3,25 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/moby/moby/client"
 	"github.com/spf13/cobra"
 
 	"github.com/rangekeeper/rangekeeper/action"
-	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
-func init() { registerCommand(newProbeCmd) }
+func init() { registerCommand(func(f *factory) *cobra.Command { return newProbeCmd(f, nil) }) }
 
 type probeOptions struct {
 	Sandboxes []string
@@ -31,7 +26,7 @@ type probeOptions struct {
 	Timeout   time.Duration
 }
 
-func newProbeCmd(f *factory) *cobra.Command {
+func newProbeCmd(f *factory, runF func(context.Context, *probeOptions) error) *cobra.Command {
 	o := &probeOptions{}
 	cmd := &cobra.Command{
 		Use:   "probe SANDBOX...",
@@ -49,11 +44,11 @@ Exit status: 0 nothing CRITICAL, 1 a class exposed at CRITICAL, 2 bad input or b
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Sandboxes = args
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
+			if out := strings.ToLower(o.Output); out != "text" && out != "json" {
+				return exitWith(2, fmt.Sprintf("unknown --output %q (want text or json)", o.Output))
 			}
-			return runProbeCmd(ctx, f, o)
+			o.Output = strings.ToLower(o.Output)
+			return runOr(cmd, o, runF, func(ctx context.Context, o *probeOptions) error { return runProbeCmd(ctx, f, o) })
 		},
 	}
 	fl := cmd.Flags()
@@ -76,67 +71,41 @@ type probeOutcome struct {
 }
 
 func runProbeCmd(ctx context.Context, f *factory, o *probeOptions) error {
-	out := strings.ToLower(o.Output)
-	if out != "text" && out != "json" {
-		return exitWith(2, fmt.Sprintf("unknown --output %q (want text or json)", o.Output))
-	}
-	cfg, err := f.Config()
-	if err != nil {
-		return exitWith(2, err.Error())
-	}
-	bin, _, err := probe.Binary()
-	if err != nil {
+	if _, _, err := probe.Binary(); err != nil {
 		return exitWith(2, err.Error())
 	}
 	db, err := f.State()
 	if err != nil {
 		return exitWith(2, err.Error())
 	}
-	layer, sup, err := f.Actions(ctx)
+	layer, _, err := f.Actions(ctx)
 	if err != nil {
 		return exitWith(2, err.Error())
 	}
-	ids, err := resolveSandboxes(sup.Fleet(), o.Sandboxes)
-	if err != nil {
-		return exitWith(2, err.Error())
+	var ids []string
+	for _, a := range o.Sandboxes {
+		sb, err := layer.Resolve(a)
+		if err != nil {
+			return exitWith(2, err.Error())
+		}
+		ids = append(ids, sb.ID)
 	}
-	targets := probe.TargetsFrom(cfg.Probe)
 	var results []probeOutcome
 	for _, id := range ids {
 		var oc probeOutcome
-		req := action.Request{Action: backends.ActionProbe, SandboxID: id, Params: map[string]string{"member": o.Member}}
-		err := layer.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
-			ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-			defer cancel()
-			ex, _ := b.(backends.Executor)
-			cp, _ := b.(backends.Copier)
-			res, err := probe.RunWith(ctx, ex, cp, sb.ID, o.Member, bin, targets, probe.Options{})
-			if err != nil {
-				return err
-			}
-			rep := probe.Assess(res, sb.Findings, nil, hostVersions(ctx, b, o.Versions))
-			if prev, err := probe.History(db, sb.ID, 1); err == nil && len(prev) == 1 {
-				t := prev[0].Time
-				oc.Previous, oc.Changes = &t, probe.Diff(prev[0], rep)
-			}
-			oc.Report = rep
-			if err := probe.Save(db, rep); err != nil {
-				return err
-			}
-			if !rep.Probed() {
-				return errors.New(res.CouldNotProbe)
-			}
-			return nil
-		})
+		prev, herr := probe.History(db, id, 1)
+		rep, err := layer.Probe(ctx, action.Request{SandboxID: id}, probe.Request{Member: o.Member, Versions: o.Versions, Timeout: o.Timeout})
+		oc.Report = rep
+		if herr == nil && len(prev) == 1 && rep.Probed() {
+			t := prev[0].Time
+			oc.Previous, oc.Changes = &t, probe.Diff(prev[0], rep)
+		}
 		if err != nil {
 			oc.Error = err.Error()
-			if oc.Report.SandboxID == "" {
-				oc.Report.SandboxID = id
-			}
 		}
 		results = append(results, oc)
 	}
-	if out == "json" {
+	if o.Output == "json" {
 		enc := json.NewEncoder(f.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(results); err != nil {
@@ -173,57 +142,6 @@ func probeExit(results []probeOutcome) error {
 		return exitWith(3, fmt.Sprintf("could not probe: %s", strings.Join(unprobed, ", ")))
 	}
 	return nil
-}
-
-// resolveSandboxes maps each argument to one sandbox ID: an exact ID, or a unique name.
-func resolveSandboxes(fleet []backends.Sandbox, args []string) ([]string, error) {
-	var ids []string
-	for _, a := range args {
-		var match []string
-		for _, sb := range fleet {
-			if sb.ID == a {
-				match = []string{sb.ID}
-				break
-			}
-			if sb.Name == a || strings.HasSuffix(sb.ID, "/"+a) {
-				match = append(match, sb.ID)
-			}
-		}
-		switch len(match) {
-		case 0:
-			return nil, fmt.Errorf("%s: %w", a, backends.ErrNotFound)
-		case 1:
-			ids = append(ids, match[0])
-		default:
-			sort.Strings(match)
-			return nil, fmt.Errorf("%s is ambiguous: %s (use the full ID)", a, strings.Join(match, ", "))
-		}
-	}
-	return ids, nil
-}
-
-// hostVersions fills versions the sandbox cannot see from the backend where it exposes them
-// (Docker: the engine's runc component).
-func hostVersions(ctx context.Context, b backends.Backend, given verdict.Versions) verdict.Versions {
-	d, ok := b.(*docker.Backend)
-	if !ok || given.Runc != "" && given.Engine != "" {
-		return given
-	}
-	vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	v, err := d.Client().ServerVersion(vctx, client.ServerVersionOptions{})
-	if err != nil {
-		return given
-	}
-	if given.Engine == "" {
-		given.Engine = v.Version
-	}
-	for _, c := range v.Components {
-		if strings.EqualFold(c.Name, "runc") && given.Runc == "" {
-			given.Runc = c.Version
-		}
-	}
-	return given
 }
 
 func writeProbeText(w io.Writer, r probeOutcome) {

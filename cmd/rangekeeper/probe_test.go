@@ -5,19 +5,25 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
+	"github.com/rangekeeper/rangekeeper/internal/tuitest"
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
 	"github.com/rangekeeper/rangekeeper/state"
-	probeview "github.com/rangekeeper/rangekeeper/views/probe"
 )
 
 // buildProbe builds the static probe into the test's temp dir and points rangekeeper at it.
@@ -37,7 +43,7 @@ func runProbeCLI(t *testing.T, statePath, configPath string, args ...string) (st
 	var out, errOut bytes.Buffer
 	f := newFactory(strings.NewReader(""), &out, &errOut)
 	f.StatePath, f.ConfigPath = statePath, configPath
-	cmd := newProbeCmd(f)
+	cmd := newProbeCmd(f, nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -125,7 +131,6 @@ func TestProbeCommandCredentialNeverStoredOrShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
 	entries, err := db.Journal(state.JournalQuery{})
 	if err != nil {
 		t.Fatal(err)
@@ -147,10 +152,62 @@ func TestProbeCommandCredentialNeverStoredOrShown(t *testing.T) {
 	if err != nil || len(hist) != 2 {
 		t.Fatalf("history: %d, %v", len(hist), err)
 	}
-	m := probeview.New(hist[1]).WithPrevious(hist[0])
-	m.SetSize(120, 40)
-	if view := m.Render(); strings.Contains(view, dummyKey) || !strings.Contains(view, "RK-CREDS") {
-		t.Errorf("rendered view leaks the value or lacks the class:\n%s", view)
+	db.Close()
+
+	// The workbench's road to the same probe: the sandbox probed from the fleet opens its report
+	// screen, which names the class and never shows the value.
+	view := probeFromWorkbench(t, statePath, configPath, project)
+	if strings.Contains(view, dummyKey) || !strings.Contains(view, "RK-CREDS") {
+		t.Errorf("rendered report screen leaks the value or lacks the class:\n%s", view)
+	}
+}
+
+// probeFromWorkbench opens the real workbench over the state file, filters the fleet to project,
+// presses the probe key and returns the report screen once it shows.
+func probeFromWorkbench(t *testing.T, statePath, configPath, project string) string {
+	t.Helper()
+	f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
+	f.StatePath, f.ConfigPath = statePath, configPath
+	defer f.closeAll()
+	m, _, err := newWorkbench(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := &frames{tuitest.Recorder{Model: m}}
+	tm := teatest.NewTestModel(t, fr, teatest.WithInitialTermSize(160, 50))
+	defer func() {
+		_ = tm.Quit()
+		tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	}()
+	fr.wait(t, project)
+	tm.Send(tea.KeyPressMsg{Code: ':', Text: ":"})
+	tm.Type("filter name=" + project)
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	fr.waitRe(t, regexp.MustCompile(`\s1/\d+ sandboxes`)) // the filter is in force: one row, under the cursor
+	tm.Send(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	return fr.wait(t, "RK-CREDS")
+}
+
+// frames is the workbench under teatest with its newest frame.
+type frames struct{ tuitest.Recorder }
+
+func (f *frames) wait(t *testing.T, want string) string {
+	t.Helper()
+	return f.waitRe(t, regexp.MustCompile(regexp.QuoteMeta(want)))
+}
+
+func (f *frames) waitRe(t *testing.T, want *regexp.Regexp) string {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		s := f.Frame()
+		if want.MatchString(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the workbench never showed %s; last frame:\n%s", want, s)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/proxmox/pvesim"
 )
 
-func init() { registerCommand(newPVECmd) }
+func init() { registerCommand(func(f *factory) *cobra.Command { return newPVECmd(f, nil) }) }
 
 type pveSimOptions struct {
 	SecretFile string
@@ -23,7 +23,7 @@ type pveSimOptions struct {
 	Duration   time.Duration
 }
 
-func newPVECmd(f *factory) *cobra.Command {
+func newPVECmd(f *factory, runF func(context.Context, *pveSimOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pve",
 		Short: "Proxmox VE helpers",
@@ -37,7 +37,12 @@ func newPVECmd(f *factory) *cobra.Command {
 range (Inspect-style sample zones, one weak, one hardened) and prints a config entry for it.
 The API token secret is written to --secret-file (mode 0600), never printed. Stop with Ctrl-C.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runPVESim(cmd.Context(), f, opts) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.ErrorRate < 0 || opts.ErrorRate > 1 {
+				return exitWith(2, "pve sim: --error-rate must be between 0 and 1")
+			}
+			return runOr(cmd, opts, runF, func(ctx context.Context, o *pveSimOptions) error { return runPVESim(ctx, f, o) })
+		},
 	}
 	fl := sim.Flags()
 	fl.StringVar(&opts.SecretFile, "secret-file", "", "write the API token secret to this file (required)")
@@ -51,12 +56,6 @@ The API token secret is written to --secret-file (mode 0600), never printed. Sto
 }
 
 func runPVESim(ctx context.Context, f *factory, opts *pveSimOptions) error {
-	if opts.ErrorRate < 0 || opts.ErrorRate > 1 {
-		return exitWith(2, "pve sim: --error-rate must be between 0 and 1")
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if opts.Duration > 0 {

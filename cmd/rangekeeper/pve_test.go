@@ -12,7 +12,7 @@ func TestPVESimServesAndKeepsTheSecretOutOfOutput(t *testing.T) {
 	var out, errOut bytes.Buffer
 	f := newFactory(strings.NewReader(""), &out, &errOut)
 	secret := filepath.Join(t.TempDir(), "pve-secret")
-	cmd := newPVECmd(f)
+	cmd := newPVECmd(f, nil)
 	cmd.SetArgs([]string{"sim", "--secret-file", secret, "--duration", "50ms"})
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -33,7 +33,7 @@ func TestPVESimServesAndKeepsTheSecretOutOfOutput(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	cmd = newPVECmd(f)
+	cmd = newPVECmd(f, nil)
 	cmd.SetArgs([]string{"sim", "--secret-file", secret, "--error-rate", "2"})
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)

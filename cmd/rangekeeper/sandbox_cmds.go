@@ -14,49 +14,39 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 )
 
+// Action commands are verb-first (`snapshot X`, `revert X`, `teardown X`), the docker/kubectl
+// habit operators bring; collections are nouns with verbs (`snapshots ls|rm`).
 func init() {
-	registerCommand(newSnapshotCmd)
-	registerCommand(newSnapshotsCmd)
-	registerCommand(newRevertCmd)
-	registerCommand(newTeardownCmd)
-	registerCommand(newExecCmd)
+	registerCommand(func(f *factory) *cobra.Command { return newSnapshotCmd(f, nil) })
+	registerCommand(func(f *factory) *cobra.Command { return newSnapshotsCmd(f, nil, nil) })
+	registerCommand(func(f *factory) *cobra.Command { return newRevertCmd(f, nil) })
+	registerCommand(func(f *factory) *cobra.Command { return newTeardownCmd(f, nil) })
+	registerCommand(func(f *factory) *cobra.Command { return newExecCmd(f, nil) })
 }
 
-// resolveSandbox accepts a full sandbox ID or a unique sandbox name.
-func resolveSandbox(s *supervisor.Supervisor, arg string) (backends.Sandbox, error) {
-	if _, sb, ok := s.Lookup(arg); ok {
-		return sb, nil
-	}
-	var found []backends.Sandbox
-	for _, sb := range s.Fleet() {
-		if sb.Name == arg {
-			found = append(found, sb)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return backends.Sandbox{}, exitWith(2, fmt.Sprintf("no sandbox %q (see `rangekeeper ls`)", arg))
-	}
-	var ids []string
-	for _, sb := range found {
-		ids = append(ids, sb.ID)
-	}
-	return backends.Sandbox{}, exitWith(2, fmt.Sprintf("%q is ambiguous; use one of: %s", arg, strings.Join(ids, ", ")))
-}
-
-// actOn returns the action layer and the sandbox an argument names.
+// actOn returns the action layer and the sandbox an argument names (action.ResolveSandbox's
+// rule: a full ID, or a unique name); a name that resolves to nothing or to several is bad
+// input (exit 2).
 func (f *factory) actOn(ctx context.Context, arg string) (*action.Layer, backends.Sandbox, error) {
-	layer, s, err := f.Actions(ctx)
+	layer, _, err := f.Actions(ctx)
 	if err != nil {
 		return nil, backends.Sandbox{}, err
 	}
-	sb, err := resolveSandbox(s, arg)
-	return layer, sb, err
+	sb, err := layer.Resolve(arg)
+	if err != nil {
+		return nil, backends.Sandbox{}, exitWith(2, err.Error())
+	}
+	return layer, sb, nil
+}
+
+// badRef turns a snapshot that does not resolve into bad input (exit 2); other errors pass.
+func badRef(err error) error {
+	if errors.Is(err, backends.ErrSnapshotNotFound) || errors.Is(err, action.ErrAmbiguous) {
+		return exitWith(2, err.Error())
+	}
+	return err
 }
 
 // confirmByName asks the operator to type the sandbox name, the way destructive actions are
@@ -85,170 +75,246 @@ func confirmByName(f *factory, verb string, names []string, yes bool) error {
 	return nil
 }
 
-func newSnapshotCmd(f *factory) *cobra.Command {
-	var name, output string
-	var noPause, memory bool
+type snapshotOptions struct {
+	Sandbox string
+	Name    string
+	NoPause bool
+	Memory  bool
+	Output  string
+}
+
+func newSnapshotCmd(f *factory, runF func(context.Context, *snapshotOptions) error) *cobra.Command {
+	o := &snapshotOptions{}
 	cmd := &cobra.Command{
 		Use:   "snapshot <sandbox>",
 		Short: "Snapshot a sandbox (every member, its configuration and named volumes)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
+			o.Sandbox = args[0]
+			if err := checkOutput(o.Output, "table", "json"); err != nil {
 				return err
 			}
-			layer, sb, err := f.actOn(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			info, err := layer.Snapshot(ctxOr(cmd), sb.ID, backends.SnapshotOptions{Name: name, NoPause: noPause, WithMemory: memory})
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				return writeJSON(f.Out, info)
-			}
-			fmt.Fprintf(f.Out, "snapshot %s of %s taken (%d members)\n", info.ID, sb.Name, len(info.Members))
-			return nil
+			return runOr(cmd, o, runF, func(ctx context.Context, o *snapshotOptions) error { return runSnapshot(ctx, f, o) })
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "snapshot name")
-	cmd.Flags().BoolVar(&noPause, "no-pause", false, "do not pause members while committing (Docker)")
-	cmd.Flags().BoolVar(&memory, "memory", false, "include RAM state (Proxmox)")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVar(&o.Name, "name", "", "snapshot name")
+	cmd.Flags().BoolVar(&o.NoPause, "no-pause", false, "do not pause members while committing (Docker)")
+	cmd.Flags().BoolVar(&o.Memory, "memory", false, "include RAM state (Proxmox)")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table or json")
 	return cmd
 }
 
-func newSnapshotsCmd(f *factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "snapshots", Short: "List or remove snapshots"}
-	var output string
+func runSnapshot(ctx context.Context, f *factory, o *snapshotOptions) error {
+	layer, sb, err := f.actOn(ctx, o.Sandbox)
+	if err != nil {
+		return err
+	}
+	info, err := layer.Snapshot(ctx, action.Request{SandboxID: sb.ID}, backends.SnapshotOptions{Name: o.Name, NoPause: o.NoPause, WithMemory: o.Memory})
+	if err != nil {
+		return err
+	}
+	if o.Output == "json" {
+		return writeJSON(f.Out, info)
+	}
+	fmt.Fprintf(f.Out, "snapshot %s (%s) of %s taken (%d members)\n", info.Name, info.ID, sb.Name, len(info.Members))
+	return nil
+}
+
+type snapshotsLsOptions struct {
+	Sandbox string
+	Output  string
+}
+
+type snapshotsRmOptions struct {
+	Sandbox  string
+	Snapshot string // ID or unique name
+	Yes      bool
+}
+
+func newSnapshotsCmd(f *factory, lsF func(context.Context, *snapshotsLsOptions) error, rmF func(context.Context, *snapshotsRmOptions) error) *cobra.Command {
+	cmd := &cobra.Command{Use: "snapshots", Short: "List or remove snapshots", Args: cobra.NoArgs}
+	lo := &snapshotsLsOptions{}
 	ls := &cobra.Command{
 		Use:   "ls <sandbox>",
 		Short: "List a sandbox's snapshots",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
+			lo.Sandbox = args[0]
+			if err := checkOutput(lo.Output, "table", "json"); err != nil {
 				return err
 			}
-			layer, sb, err := f.actOn(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			snaps, err := layer.Snapshots(ctxOr(cmd), sb.ID)
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				if snaps == nil {
-					snaps = []backends.SnapshotInfo{}
-				}
-				return writeJSON(f.Out, snaps)
-			}
-			tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tCREATED\tMEMBERS")
-			for _, sn := range snaps {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", sn.ID, dash(sn.Name), sn.Created.Local().Format(time.DateTime), len(sn.Members))
-			}
-			return tw.Flush()
+			return runOr(cmd, lo, lsF, func(ctx context.Context, o *snapshotsLsOptions) error { return runSnapshotsLs(ctx, f, o) })
 		},
 	}
-	ls.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	ls.Flags().StringVarP(&lo.Output, "output", "o", "table", "table or json")
+	ro := &snapshotsRmOptions{}
 	rm := &cobra.Command{
 		Use:   "rm <sandbox> <snapshot>",
-		Short: "Delete a snapshot and its images",
+		Short: "Delete a snapshot (by ID or unique name) and its images",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			layer, sb, err := f.actOn(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if err := layer.DeleteSnapshot(ctxOr(cmd), sb.ID, args[1]); err != nil {
-				return err
-			}
-			fmt.Fprintf(f.Out, "snapshot %s of %s deleted\n", args[1], sb.Name)
-			return nil
+			ro.Sandbox, ro.Snapshot = args[0], args[1]
+			return runOr(cmd, ro, rmF, func(ctx context.Context, o *snapshotsRmOptions) error { return runSnapshotsRm(ctx, f, o) })
 		},
 	}
+	rm.Flags().BoolVarP(&ro.Yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.AddCommand(ls, rm)
 	return cmd
 }
 
-func newRevertCmd(f *factory) *cobra.Command {
-	var yes, start bool
+func runSnapshotsLs(ctx context.Context, f *factory, o *snapshotsLsOptions) error {
+	layer, sb, err := f.actOn(ctx, o.Sandbox)
+	if err != nil {
+		return err
+	}
+	snaps, err := layer.Snapshots(ctx, sb.ID)
+	if err != nil {
+		return err
+	}
+	if o.Output == "json" {
+		if snaps == nil {
+			snaps = []backends.SnapshotInfo{}
+		}
+		return writeJSON(f.Out, snaps)
+	}
+	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tCREATED\tMEMBERS")
+	for _, sn := range snaps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", sn.ID, dash(sn.Name), sn.Created.Local().Format(time.DateTime), len(sn.Members))
+	}
+	return tw.Flush()
+}
+
+func runSnapshotsRm(ctx context.Context, f *factory, o *snapshotsRmOptions) error {
+	layer, sb, err := f.actOn(ctx, o.Sandbox)
+	if err != nil {
+		return err
+	}
+	snap, err := layer.ResolveSnapshot(ctx, sb.ID, o.Snapshot)
+	if err != nil {
+		return badRef(err)
+	}
+	if err := confirmByName(f, "delete snapshot "+snapLabel(snap)+" of", []string{sb.Name}, o.Yes); err != nil {
+		return err
+	}
+	if _, err := layer.DeleteSnapshot(ctx, action.Request{SandboxID: sb.ID, Confirmed: true}, snap.ID); err != nil {
+		return badRef(err)
+	}
+	fmt.Fprintf(f.Out, "snapshot %s of %s deleted\n", snapLabel(snap), sb.Name)
+	return nil
+}
+
+// snapLabel names a snapshot the way operators know it: its name, and its ID when they differ.
+func snapLabel(s backends.SnapshotInfo) string {
+	if s.Name == "" || s.Name == s.ID {
+		return s.ID
+	}
+	return s.Name + " (" + s.ID + ")"
+}
+
+type revertOptions struct {
+	Sandbox  string
+	Snapshot string // ID or unique name; "" the newest
+	Yes      bool
+	Start    bool
+}
+
+func newRevertCmd(f *factory, runF func(context.Context, *revertOptions) error) *cobra.Command {
+	o := &revertOptions{}
 	cmd := &cobra.Command{
 		Use:   "revert <sandbox> [<snapshot>]",
-		Short: "Revert a sandbox to a snapshot (the newest when none is named)",
+		Short: "Revert a sandbox to a snapshot named by ID or name (the newest when none is named)",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			layer, sb, err := f.actOn(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			snap := ""
+			o.Sandbox = args[0]
 			if len(args) == 2 {
-				snap = args[1]
-			} else {
-				snaps, err := layer.Snapshots(ctxOr(cmd), sb.ID)
-				if err != nil {
-					return err
-				}
-				if len(snaps) == 0 {
-					return exitWith(2, fmt.Sprintf("%s has no snapshots", sb.Name))
-				}
-				snap = snaps[len(snaps)-1].ID
+				o.Snapshot = args[1]
 			}
-			if err := confirmByName(f, "revert "+sb.Name+" to "+snap+":", []string{sb.Name}, yes); err != nil {
-				return err
-			}
-			ctx := backends.WithProgress(ctxOr(cmd), func(step string) { fmt.Fprintf(f.ErrOut, "revert %s: %s\n", sb.Name, step) })
-			if err := layer.Revert(ctx, sb.ID, snap, backends.RevertOptions{Start: start}, true); err != nil {
-				return err
-			}
-			fmt.Fprintf(f.Out, "%s reverted to %s\n", sb.Name, snap)
-			return nil
+			return runOr(cmd, o, runF, func(ctx context.Context, o *revertOptions) error { return runRevert(ctx, f, o) })
 		},
 	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&start, "start", true, "start members after the revert (Proxmox)")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&o.Start, "start", true, "start members after the revert (Proxmox)")
 	return cmd
 }
 
-func newTeardownCmd(f *factory) *cobra.Command {
-	var yes, keep, force bool
-	var parallel int
-	var output string
+func runRevert(ctx context.Context, f *factory, o *revertOptions) error {
+	layer, sb, err := f.actOn(ctx, o.Sandbox)
+	if err != nil {
+		return err
+	}
+	snap, err := layer.ResolveSnapshot(ctx, sb.ID, o.Snapshot)
+	if err != nil {
+		return badRef(err)
+	}
+	if err := confirmByName(f, "revert "+sb.Name+" to "+snapLabel(snap)+":", []string{sb.Name}, o.Yes); err != nil {
+		return err
+	}
+	ctx = backends.WithProgress(ctx, func(step string) { fmt.Fprintf(f.ErrOut, "revert %s: %s\n", sb.Name, step) })
+	if _, err := layer.Revert(ctx, action.Request{SandboxID: sb.ID, Confirmed: true}, snap.ID, backends.RevertOptions{Start: o.Start}); err != nil {
+		return badRef(err)
+	}
+	fmt.Fprintf(f.Out, "%s reverted to %s\n", sb.Name, snapLabel(snap))
+	return nil
+}
+
+type teardownOptions struct {
+	Sandboxes []string
+	Yes       bool
+	Keep      bool
+	Force     bool
+	Parallel  int
+	Output    string
+}
+
+func newTeardownCmd(f *factory, runF func(context.Context, *teardownOptions) error) *cobra.Command {
+	o := &teardownOptions{}
 	cmd := &cobra.Command{
 		Use:   "teardown <sandbox>...",
 		Short: "Remove sandboxes: members, then their networks and volumes",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
+			o.Sandboxes = args
+			if err := checkOutput(o.Output, "table", "json"); err != nil {
 				return err
 			}
-			layer, s, err := f.Actions(cmd.Context())
-			if err != nil {
-				return err
+			if o.Parallel < 1 {
+				return exitWith(2, fmt.Sprintf("--parallel %d: want at least 1", o.Parallel))
 			}
-			var ids, names []string
-			for _, a := range args {
-				sb, err := resolveSandbox(s, a)
-				if err != nil {
-					return err
-				}
-				ids, names = append(ids, sb.ID), append(names, sb.Name)
-			}
-			if err := confirmByName(f, "tear down", names, yes); err != nil {
-				return err
-			}
-			errs := layer.TeardownMany(ctxOr(cmd), ids, backends.TeardownOptions{KeepSnapshots: keep, Force: force}, true, parallel)
-			return reportMany(f, output, "torn down", ids, errs)
+			return runOr(cmd, o, runF, func(ctx context.Context, o *teardownOptions) error { return runTeardown(ctx, f, o) })
 		},
 	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&keep, "keep-snapshots", false, "keep the sandbox's snapshot images")
-	cmd.Flags().BoolVar(&force, "force", false, "also act on resources not identified as sandboxes")
-	cmd.Flags().IntVar(&parallel, "parallel", 8, "how many sandboxes at once")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&o.Keep, "keep-snapshots", false, "keep the sandbox's snapshot images")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "also act on resources not identified as sandboxes")
+	cmd.Flags().IntVar(&o.Parallel, "parallel", 8, "how many sandboxes at once")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table or json")
 	return cmd
+}
+
+func runTeardown(ctx context.Context, f *factory, o *teardownOptions) error {
+	layer, _, err := f.Actions(ctx)
+	if err != nil {
+		return err
+	}
+	var reqs []action.Request
+	var ids, names []string
+	for _, a := range o.Sandboxes {
+		sb, err := layer.Resolve(a)
+		if err != nil {
+			return exitWith(2, err.Error())
+		}
+		reqs = append(reqs, action.Request{SandboxID: sb.ID, Confirmed: true})
+		ids, names = append(ids, sb.ID), append(names, sb.Name)
+	}
+	if err := confirmByName(f, "tear down", names, o.Yes); err != nil {
+		return err
+	}
+	opts := backends.TeardownOptions{KeepSnapshots: o.Keep, Force: o.Force}
+	errs := layer.Many(ctx, reqs, o.Parallel, func(ctx context.Context, req action.Request) error {
+		return layer.Teardown(ctx, req, opts)
+	})
+	return reportMany(f, o.Output, "torn down", ids, errs)
 }
 
 type manyResult struct {
@@ -286,48 +352,63 @@ func reportMany(f *factory, output, verb string, ids []string, errs []error) err
 	return nil
 }
 
-func newExecCmd(f *factory) *cobra.Command {
-	var member, user, workdir, output string
-	var timeout time.Duration
+type execOptions struct {
+	Sandbox string
+	Cmd     []string
+	Member  string
+	User    string
+	WorkDir string
+	Timeout time.Duration
+	Output  string
+}
+
+func newExecCmd(f *factory, runF func(context.Context, *execOptions) error) *cobra.Command {
+	o := &execOptions{}
 	cmd := &cobra.Command{
 		Use:   "exec <sandbox> [--member M] -- <cmd> [args...]",
 		Short: "Run a command in a sandbox member (journaled)",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
+			if err := checkOutput(o.Output, "table", "json"); err != nil {
 				return err
 			}
 			if cmd.ArgsLenAtDash() != 1 {
 				return exitWith(2, "usage: rangekeeper exec <sandbox> [--member M] -- <cmd> [args...]")
 			}
-			layer, sb, err := f.actOn(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			res, err := layer.Exec(ctxOr(cmd), sb.ID, backends.ExecRequest{Member: member, Cmd: args[1:], User: user, WorkDir: workdir, Timeout: timeout, Stdin: stdinIfPiped(f)})
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				return writeJSON(f.Out, map[string]any{"exit_code": res.ExitCode, "timed_out": res.TimedOut, "stdout": string(res.Stdout), "stderr": string(res.Stderr)})
-			}
-			f.Out.Write(res.Stdout)
-			f.ErrOut.Write(res.Stderr)
-			if res.TimedOut {
-				return exitWith(124, "timed out")
-			}
-			if res.ExitCode != 0 {
-				return exitWith(res.ExitCode, "")
-			}
-			return nil
+			o.Sandbox, o.Cmd = args[0], args[1:]
+			return runOr(cmd, o, runF, func(ctx context.Context, o *execOptions) error { return runExec(ctx, f, o) })
 		},
 	}
-	cmd.Flags().StringVar(&member, "member", "", "member (service, container name or ID); default: Inspect's default service")
-	cmd.Flags().StringVar(&user, "user", "", "run as this user")
-	cmd.Flags().StringVar(&workdir, "workdir", "", "working directory")
-	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "kill the command after this long")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVar(&o.Member, "member", "", "member (service, container name or ID); default: Inspect's default service")
+	cmd.Flags().StringVar(&o.User, "user", "", "run as this user")
+	cmd.Flags().StringVar(&o.WorkDir, "workdir", "", "working directory")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", time.Minute, "kill the command after this long")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table or json")
 	return cmd
+}
+
+func runExec(ctx context.Context, f *factory, o *execOptions) error {
+	layer, sb, err := f.actOn(ctx, o.Sandbox)
+	if err != nil {
+		return err
+	}
+	res, err := layer.Exec(ctx, action.Request{SandboxID: sb.ID},
+		backends.ExecRequest{Member: o.Member, Cmd: o.Cmd, User: o.User, WorkDir: o.WorkDir, Timeout: o.Timeout, Stdin: stdinIfPiped(f)})
+	if err != nil {
+		return err
+	}
+	if o.Output == "json" {
+		return writeJSON(f.Out, map[string]any{"exit_code": res.ExitCode, "timed_out": res.TimedOut, "stdout": string(res.Stdout), "stderr": string(res.Stderr)})
+	}
+	f.Out.Write(res.Stdout)
+	f.ErrOut.Write(res.Stderr)
+	if res.TimedOut {
+		return exitWith(124, "timed out")
+	}
+	if res.ExitCode != 0 {
+		return exitWith(res.ExitCode, "")
+	}
+	return nil
 }
 
 func stdinIfPiped(f *factory) io.Reader {
@@ -335,11 +416,4 @@ func stdinIfPiped(f *factory) io.Reader {
 		return nil
 	}
 	return f.In
-}
-
-func ctxOr(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
-	}
-	return context.Background()
 }

@@ -15,6 +15,8 @@ var version = "dev"
 
 func init() { registerCommand(newVersionCmd) }
 
+// version has no arguments or flags to parse: no runF seam.
+
 func newVersionCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",

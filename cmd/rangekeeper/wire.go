@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/action"
@@ -12,6 +13,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/proxmox"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/config"
+	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
@@ -57,7 +59,7 @@ func dockerBackends(f *factory, cfg *config.Config) ([]backends.Backend, error) 
 	}
 	var out []backends.Backend
 	for _, e := range eps {
-		b, err := docker.New(docker.Endpoint{Name: e.Name, Context: e.Context, Host: e.Host}, docker.Options{All: f.All})
+		b, err := docker.New(docker.Endpoint{Name: e.Name, Context: e.Context, Host: e.Host}, docker.Options{All: f.All, Snapshots: f.snapshotStore()})
 		if err != nil {
 			return nil, err
 		}
@@ -138,33 +140,89 @@ func (f *factory) ReadySupervisor(ctx context.Context, wait time.Duration) (*sup
 	return s, nil
 }
 
-// Actions returns the action layer over the supervisor's fleet, journaled to the state file.
+// Actions returns the action layer over the supervisor's fleet, journaled to the state file,
+// acting for the local operator, with the escape probe when its binary is found.
 func (f *factory) Actions(ctx context.Context) (*action.Layer, *supervisor.Supervisor, error) {
-	cfg, err := f.Config()
-	if err != nil {
-		return nil, nil, err
-	}
-	db, err := f.State()
-	if err != nil {
-		return nil, nil, err
-	}
 	s, err := f.ReadySupervisor(ctx, 10*time.Second)
 	if err != nil {
 		return nil, nil, err
 	}
-	attachStore(s, db)
-	return action.New(s, db, cfg.ReadOnly || f.ReadOnly), s, nil
+	layer, err := f.layer(s)
+	return layer, s, err
 }
 
-// storeUser is a backend that keeps snapshot records in the state file.
-type storeUser interface{ SetStore(db *state.DB) }
-
-func attachStore(s *supervisor.Supervisor, db *state.DB) {
-	for _, b := range s.Backends() {
-		if u, ok := b.(storeUser); ok {
-			u.SetStore(db)
-		}
+// layer builds the action layer over a supervisor (the TUI's does not wait for it to be ready).
+func (f *factory) layer(s *supervisor.Supervisor) (*action.Layer, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
 	}
+	db, err := f.State()
+	if err != nil {
+		return nil, err
+	}
+	opts := action.Options{ReadOnly: cfg.ReadOnly || f.ReadOnly, Identity: f.Identity()}
+	if bin, _, err := probe.Binary(); err == nil {
+		opts.Prober = &probe.Pipeline{Binary: bin, Targets: probe.TargetsFrom(cfg.Probe), History: db}
+	} else {
+		opts.NoProbe = err.Error()
+	}
+	return action.New(s, db, opts), nil
+}
+
+// Identity is who this process acts for: the local user, standalone.
+func (f *factory) Identity() action.Identity {
+	return action.Identity{Operator: state.Operator(), Transport: action.TransportStandalone}
+}
+
+// snapshotStore hands backends the state file as their snapshot store, opened only when a
+// snapshot is first touched (so `ls` never locks the state file).
+func (f *factory) snapshotStore() backends.SnapshotStore { return lazyStore{f} }
+
+type lazyStore struct{ f *factory }
+
+func (l lazyStore) db() (*state.DB, error) {
+	db, err := l.f.State()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot store: %w", err)
+	}
+	return db, nil
+}
+
+func (l lazyStore) PutSnapshot(rec backends.SnapshotRecord) error {
+	db, err := l.db()
+	if err != nil {
+		return err
+	}
+	return db.PutSnapshot(rec)
+}
+
+func (l lazyStore) Snapshot(sandboxID, snapshotID string) (backends.SnapshotRecord, bool, error) {
+	db, err := l.db()
+	if err != nil {
+		return backends.SnapshotRecord{}, false, err
+	}
+	return db.Snapshot(sandboxID, snapshotID)
+}
+
+func (l lazyStore) Snapshots(sandboxID string) ([]backends.SnapshotRecord, error) {
+	db, err := l.db()
+	if err != nil {
+		return nil, err
+	}
+	return db.Snapshots(sandboxID)
+}
+
+func (l lazyStore) DeleteSnapshot(sandboxID, snapshotID string) error {
+	db, err := l.db()
+	if err != nil {
+		return err
+	}
+	return db.DeleteSnapshot(sandboxID, snapshotID)
+}
+
+func (l lazyStore) ArchiveDir(snapshotID string) string {
+	return filepath.Join(filepath.Dir(l.f.statePath()), "snapshots", snapshotID)
 }
 
 // saveInventory caches the fleet of every connected backend so the next start paints instantly.

@@ -92,8 +92,6 @@ func press(tm *teatest.TestModel, keys ...string) {
 			tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
 		case "enter":
 			tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-		case "ctrl+s":
-			tm.Send(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
 		default:
 			tm.Send(tea.KeyPressMsg{Code: rune(k[0]), Text: k})
 		}
@@ -136,10 +134,10 @@ func TestAuthorHardenedComposeFromNothing(t *testing.T) {
 	r.wait(t, "CMP-H01 fixed", clean)
 
 	// Save, then try to save again: the second write must ask and, on "n", keep the file.
-	press(tm, "ctrl+s", "enter")
+	press(tm, "w", "enter")
 	saved := filepath.Join(dir, "compose.yaml")
 	before := waitFile(t, saved, func(b []byte) bool { return len(b) > 0 })
-	press(tm, "ctrl+s", "enter")
+	press(tm, "w", "enter")
 	waitOutput(t, tm, "(y/n)")
 	press(tm, "n", "q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
@@ -203,7 +201,7 @@ services:
 	waitOutput(t, tm, "CMP-H01")
 	press(tm, "f")
 	r.wait(t, "fixed", clean)
-	press(tm, "ctrl+s", "enter")
+	press(tm, "w", "enter")
 	waitOutput(t, tm, "(y/n)")
 	press(tm, "y")
 	got := waitFile(t, path, func(b []byte) bool { return !strings.Contains(string(b), "privileged") })

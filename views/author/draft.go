@@ -89,14 +89,6 @@ func NewDraft() Draft {
 
 func (d Draft) on(key string) bool { return d[key] == "true" }
 
-func (d Draft) clone() Draft {
-	out := Draft{}
-	for k, v := range d {
-		out[k] = v
-	}
-	return out
-}
-
 // Format is the spec format the draft renders to.
 func (d Draft) Format() spec.Format {
 	switch d["backend"] {

@@ -5,6 +5,7 @@
 package author
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/spec"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/lineedit"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // DraftStore keeps drafts between sessions; *state.DB satisfies it.
@@ -29,16 +32,14 @@ type Options struct {
 	Width     int
 	Height    int
 	NoColor   bool
-	Embedded  bool          // true: q/esc sends ClosedMsg instead of quitting the program
+	Keys      *keymap.Map   // nil: keymap.Default()
+	Embedded  bool          // true: on the workbench's stack (Screen), where quit closes the screen
 	Debounce  time.Duration // delay between the last edit and the lint; default 150ms
 	Lint      spec.Options  // lint context (engine version, roles)
 	// Observe, if set, receives every lint result from the lint command's goroutine (never
 	// from Update); tests and the fleet view's badge use it.
 	Observe func(spec.Result, error)
 }
-
-// ClosedMsg is sent when an embedded author screen is closed.
-type ClosedMsg struct{}
 
 type mode int
 
@@ -53,12 +54,14 @@ const (
 type Model struct {
 	opts   Options
 	th     theme.Theme
+	keys   *keymap.Map
 	mode   mode
 	prev   mode
 	draft  Draft
 	cursor int
 	edit   bool
-	buf    string
+	buf    lineedit.Model // the field being edited, or the save path
+	closed bool           // quit was asked for (an embedded screen then leaves the stack)
 
 	file     *openFile // modeFile: the existing spec being fixed
 	seq      int       // version of the content; lint results for older versions are dropped
@@ -84,7 +87,10 @@ func newModel(opts Options) *Model {
 	if opts.Dir == "" {
 		opts.Dir = "."
 	}
-	m := &Model{opts: opts, draft: NewDraft(), width: opts.Width, height: opts.Height, th: theme.Pick("auto", true, opts.NoColor)}
+	if opts.Keys == nil {
+		opts.Keys = keymap.Default()
+	}
+	m := &Model{opts: opts, keys: opts.Keys, draft: NewDraft(), width: opts.Width, height: opts.Height, th: theme.Pick("auto", true, opts.NoColor)}
 	if opts.Path != "" {
 		m.mode = modeFile
 		m.status = "opening " + opts.Path
@@ -174,7 +180,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.lintNow()
 	case fileExistsMsg:
 		m.mode = modeConfirmOverwrite
-		m.status = msg.path + " exists: overwrite? (y/n)"
+		m.status = msg.path + " exists: overwrite? (" + m.keys.Labels(keymap.Yes, keymap.No) + ")"
 	case fileWrittenMsg:
 		m.mode = m.prev
 		if msg.err != nil {
@@ -187,99 +193,114 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.PasteMsg:
+		if m.Typing() {
+			m.buf.Update(msg)
+		}
 	}
 	return m, nil
 }
 
 func (m *Model) quit() tea.Cmd {
+	m.closed = true
 	if m.opts.Embedded {
-		return func() tea.Msg { return ClosedMsg{} }
+		return nil
 	}
 	return tea.Quit
 }
 
+// Typing reports that a field or the save path is being edited: letters are text.
+func (m *Model) Typing() bool { return m.edit || m.mode == modeSavePrompt }
+
+// Bindings are the keys the author answers.
+func (m *Model) Bindings() []keymap.Name { return bindings }
+
+var bindings = []keymap.Name{keymap.Up, keymap.Down, keymap.Focus, keymap.Select, keymap.Open, keymap.Fix,
+	keymap.NextWarning, keymap.Save, keymap.Quit, keymap.Back, keymap.Yes}
+
 func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	s := k.String()
-	if s == "ctrl+c" {
+	km := m.keys
+	is := km.Is
+	if m.Typing() {
+		is = km.IsControl
+	}
+	if k.String() == "ctrl+c" && km.Is(k, keymap.Quit) {
 		return m, m.quit()
 	}
 	switch m.mode {
 	case modeSavePrompt:
-		switch s {
-		case "enter":
-			m.savePath = strings.TrimSpace(m.buf)
+		switch {
+		case is(k, keymap.Open):
+			m.savePath = strings.TrimSpace(m.buf.Value())
 			if m.savePath == "" {
 				return m, nil
 			}
 			return m, writeFile(m.savePath, m.Content(), false)
-		case "esc":
+		case is(k, keymap.Back):
 			m.mode = m.prev
 			m.status = "save cancelled"
-		case "backspace":
-			m.buf = dropLast(m.buf)
 		default:
-			m.buf += k.Text
+			m.buf.Update(k)
 		}
 		return m, nil
 	case modeConfirmOverwrite:
-		switch s {
-		case "y", "Y":
+		switch {
+		case is(k, keymap.Yes):
 			return m, writeFile(m.savePath, m.Content(), true)
-		case "n", "N", "esc":
+		default: // anything but yes keeps the file
 			m.mode = m.prev
 			m.status = "not overwritten"
 		}
 		return m, nil
 	}
 	if m.edit {
-		switch s {
-		case "enter":
+		switch {
+		case is(k, keymap.Open):
 			f := m.visible()[m.cursor]
-			m.draft[f.key] = strings.TrimSpace(m.buf)
+			m.draft[f.key] = strings.TrimSpace(m.buf.Value())
 			m.edit = false
 			return m, m.changed()
-		case "esc":
+		case is(k, keymap.Back):
 			m.edit = false
-		case "backspace":
-			m.buf = dropLast(m.buf)
 		default:
-			m.buf += k.Text
+			m.buf.Update(k)
 		}
 		return m, nil
 	}
-	switch s {
-	case "q", "esc":
+	switch {
+	case is(k, keymap.Quit), is(k, keymap.Back):
 		return m, m.quit()
-	case "ctrl+s", "w":
+	case is(k, keymap.Save):
 		m.prev = m.mode
 		m.mode = modeSavePrompt
-		m.buf = m.name()
+		path := m.name()
 		if m.file == nil && m.opts.Dir != "." {
-			m.buf = strings.TrimSuffix(m.opts.Dir, "/") + "/" + m.draft.DefaultFile()
+			path = strings.TrimSuffix(m.opts.Dir, "/") + "/" + m.draft.DefaultFile()
 		}
-		m.status = "save as (enter to write, esc to cancel)"
+		m.buf = lineedit.New(path)
+		m.status = fmt.Sprintf("save as (%s to write, %s to cancel)", km.Label(keymap.Open), km.Label(keymap.Back))
 		return m, nil
-	case "f":
+	case is(k, keymap.Fix):
 		return m, m.applyFix()
 	}
 	if m.mode == modeFile {
-		switch s {
-		case "up", "k":
+		switch {
+		case is(k, keymap.Up):
 			m.cursor = max(m.cursor-1, 0)
-		case "down", "j":
+		case is(k, keymap.Down):
 			m.cursor = min(m.cursor+1, max(len(m.result.Findings)-1, 0))
 		}
 		return m, nil
 	}
 	vis := m.visible()
-	switch s {
-	case "up", "k":
+	switch {
+	case is(k, keymap.Up):
 		m.cursor = max(m.cursor-1, 0)
-	case "down", "j", "tab":
+	case is(k, keymap.Down), is(k, keymap.Focus):
 		m.cursor = min(m.cursor+1, len(vis)-1)
-	case "n":
+	case is(k, keymap.NextWarning):
 		m.cursor = m.nextWarning()
-	case "space", "enter":
+	case is(k, keymap.Select), is(k, keymap.Open):
 		f := vis[m.cursor]
 		switch f.kind {
 		case kindBool:
@@ -297,7 +318,7 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, m.changed()
 		case kindText:
 			m.edit = true
-			m.buf = m.draft[f.key]
+			m.buf = lineedit.New(m.draft[f.key])
 		}
 	}
 	return m, nil
@@ -368,12 +389,4 @@ func next(choices []string, cur string) string {
 		}
 	}
 	return choices[0]
-}
-
-func dropLast(s string) string {
-	r := []rune(s)
-	if len(r) == 0 {
-		return s
-	}
-	return string(r[:len(r)-1])
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rangekeeper/rangekeeper/spec"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/screen"
 )
 
 // View renders the screen.
@@ -42,13 +44,21 @@ func (m *Model) render() string {
 	b.WriteString("\n" + m.th.Dim.Render("Inspect: ") + m.draftSnippet() + "\n")
 	switch m.mode {
 	case modeSavePrompt:
-		b.WriteString("save as: " + m.buf + "_\n")
+		b.WriteString("save as: " + m.buf.View(m.th) + "\n")
 	case modeConfirmOverwrite:
-		b.WriteString(m.th.Warn.Render("overwrite "+m.savePath+"? (y/n)") + "\n")
+		b.WriteString(m.th.Warn.Render("overwrite "+m.savePath+"? ("+m.keys.Labels(keymap.Yes, keymap.No)+")") + "\n")
 	}
-	keys := "up/down move  space/enter change  f fix  n next warning  ctrl+s save  q quit"
+	km := m.keys
+	hint := func(n keymap.Name, help string) string {
+		if l := km.Label(n); l != "" {
+			return l + " " + help
+		}
+		return ""
+	}
+	keys := screen.Hints(km.Labels(keymap.Down, keymap.Up)+" move", km.Labels(keymap.Select, keymap.Open)+" change", hint(keymap.Fix, "fix"),
+		hint(keymap.NextWarning, "next warning"), hint(keymap.Save, "save"), hint(keymap.Quit, "quit"))
 	if m.mode == modeFile {
-		keys = "up/down finding  f fix (keeps comments)  ctrl+s save  q quit"
+		keys = screen.Hints(km.Labels(keymap.Down, keymap.Up)+" finding", hint(keymap.Fix, "fix (keeps comments)"), hint(keymap.Save, "save"), hint(keymap.Quit, "quit"))
 	}
 	b.WriteString(m.th.Dim.Render(keys) + "\n")
 	if m.status != "" {
@@ -106,7 +116,7 @@ func (m *Model) renderForm(b *strings.Builder) {
 		}
 		val := m.draft[f.key]
 		if i == m.cursor && m.edit {
-			val = m.buf + "_"
+			val = m.buf.View(m.th)
 		}
 		if val == "" {
 			val = "-"

@@ -5,9 +5,11 @@
 package detail
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -32,10 +34,22 @@ type Data struct {
 	Err       string
 }
 
-// Sources are what Load reads from; any may be nil.
+// Records is where a sandbox's probes and journal are read from (*state.DB).
+type Records interface {
+	Probes(sandboxID string, limit int) ([]state.ProbeRecord, error)
+	Journal(q state.JournalQuery) ([]state.Entry, error)
+}
+
+// Sources are what the screen reads from; any may be nil.
 type Sources struct {
-	DB        *state.DB
+	DB        Records
 	Snapshots func(id string) ([]backends.SnapshotInfo, error)
+	// Lookup is the sandbox's newest row and why its backend is unreachable ("" when live).
+	Lookup func(id string) (sb backends.Sandbox, stale string, ok bool)
+	// Stats returns a resource reader for the sandbox, or why there is none.
+	Stats      func(id string) (read func(ctx context.Context) ([]backends.MemberStats, error), why string)
+	StatsEvery time.Duration          // sampling period; negative: never
+	Busy       func(id string) string // the action running on it ("" when none)
 }
 
 // Load reads the sandbox's records. It does I/O: call it from a command.

@@ -1,12 +1,19 @@
 package detail
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/screen"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 func TestRingIsBounded(t *testing.T) {
@@ -58,5 +65,44 @@ func TestSpecPathAndLoad(t *testing.T) {
 	}
 	if SpecPath(backends.Sandbox{}) != "" {
 		t.Error("a sandbox without labels has a spec path")
+	}
+}
+
+// TestSamplingEndsWhenTheScreenCloses: the resource sampling loop is the screen's subscription;
+// closing the screen cancels a sample in flight and schedules no more.
+func TestSamplingEndsWhenTheScreenCloses(t *testing.T) {
+	inFlight := make(chan context.Context, 1)
+	src := Sources{StatsEvery: time.Millisecond, Stats: func(id string) (func(context.Context) ([]backends.MemberStats, error), string) {
+		return func(ctx context.Context) ([]backends.MemberStats, error) {
+			inFlight <- ctx
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}, ""
+	}}
+	m := New(backends.Sandbox{ID: "docker:a/p"}, src)
+	c := &screen.Context{Keys: keymap.Default(), Theme: theme.Plain(), Width: 80, Height: 24}
+	if m.Open(c) == nil {
+		t.Fatal("Open started nothing")
+	}
+	// A sample completes while open: it schedules the next one.
+	open := statsMsg{to: m, stats: []backends.MemberStats{{Member: "a", CPUPercent: 5}}}
+	if m.Update(c, open) == nil {
+		t.Fatal("an open screen stopped sampling")
+	}
+	sample := m.sample()
+	got := make(chan tea.Msg, 1)
+	go func() { got <- sample() }()
+	ctx := <-inFlight
+	m.Close()
+	select {
+	case <-ctx.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("closing the screen did not cancel the sample in flight")
+	}
+	if next := m.Update(c, <-got); next != nil {
+		t.Error("the cancelled sample scheduled another after Close")
+	}
+	if next := m.Update(c, statsTickMsg{to: m}); next != nil {
+		t.Error("a tick after Close started a sample")
 	}
 }

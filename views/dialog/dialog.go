@@ -1,6 +1,6 @@
 // Package dialog is rangekeeper's modal: confirmations that open on Cancel, typed confirmations
-// (the sandbox name), optional text prompts and pickers. It owns no I/O: the app reads the
-// result and runs the action as a command.
+// (the sandbox name), optional text prompts and pickers, drawn over the screen below. Its keys
+// come from the keymap; it owns no I/O: its opener's OnAccept runs the action as a command.
 package dialog
 
 import (
@@ -10,7 +10,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/lineedit"
+	"github.com/rangekeeper/rangekeeper/views/screen"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // Kind selects the dialog's behaviour.
@@ -36,102 +39,140 @@ const (
 	Accepted
 )
 
-// Model is one open dialog. Purpose is the app's tag for what to do on Accept; Payload carries
-// its arguments (sandbox IDs, snapshot ID...).
+// Model is one open dialog. Whoever opens it says what happens on each outcome; the dialog pops
+// itself first, so OnAccept may open the next one (a picker leading to a confirmation).
 type Model struct {
 	Kind    Kind
 	Title   string
 	Body    []string // what will happen, including what will be called
 	Require string   // Typed: the exact text to type
 	Items   []string // Picker: rows shown
-	Purpose string
-	Payload []string
 	Danger  bool
+	Value   string // Prompt: the starting text
 
-	Input   string
+	OnAccept func(c *screen.Context, d *Model) tea.Cmd
+	OnCancel func(c *screen.Context, d *Model) tea.Cmd
+
+	input   *lineedit.Model
 	Cursor  int  // Picker: highlighted item
 	OK      bool // focus on OK (false: Cancel)
 	Message string
 }
 
-// Value is the typed text (Prompt, Typed) or the picked index as text is not needed: use Cursor.
-func (m Model) Value() string { return m.Input }
+func (m *Model) field() *lineedit.Model {
+	if m.input == nil {
+		in := lineedit.New(m.Value)
+		m.input = &in
+	}
+	return m.input
+}
 
-// Update handles one key; it returns the dialog and the decision so far.
-func (m Model) Update(msg tea.KeyPressMsg) (Model, Result) {
-	key := msg.String()
-	switch key {
-	case "esc", "ctrl+c":
+// Input is the typed text (Prompt, Typed).
+func (m *Model) Input() string { return m.field().Value() }
+
+// Typing: a Prompt or a Typed confirmation takes letters as text.
+func (m *Model) Typing() bool { return m.Kind == Typed || m.Kind == Prompt }
+
+// Bindings are the keys a dialog answers; it is modal, so nothing else is live.
+func (m *Model) Bindings() []keymap.Name {
+	return []keymap.Name{keymap.Up, keymap.Down, keymap.Open, keymap.Back, keymap.Quit, keymap.Focus, keymap.Yes, keymap.No}
+}
+
+// Decide handles one key; it returns the dialog and the decision so far.
+func (m Model) Decide(km *keymap.Map, msg tea.KeyPressMsg) (Model, Result) {
+	is := km.Is
+	if m.Typing() {
+		is = km.IsControl
+	}
+	if is(msg, keymap.Back) || is(msg, keymap.Quit) {
 		return m, Cancelled
 	}
 	switch m.Kind {
 	case Picker:
-		switch key {
-		case "up", "k":
+		switch {
+		case is(msg, keymap.Up):
 			m.Cursor = max(0, m.Cursor-1)
-		case "down", "j":
+		case is(msg, keymap.Down):
 			m.Cursor = min(len(m.Items)-1, m.Cursor+1)
-		case "enter":
+		case is(msg, keymap.Open):
 			if len(m.Items) == 0 {
 				return m, Cancelled
 			}
 			return m, Accepted
-		case "q":
-			return m, Cancelled
 		}
 		return m, Pending
 	case Prompt:
-		if key == "enter" {
+		if is(msg, keymap.Open) {
 			return m, Accepted
 		}
-		m.Input = edit(m.Input, msg)
+		m.field().Update(msg)
 		return m, Pending
 	}
-	// Confirm and Typed: tab/arrows move focus; enter activates the focused button.
-	switch key {
-	case "tab", "shift+tab", "left", "right":
+	// Confirm and Typed: the focus key moves between the buttons; open presses the focused one.
+	switch {
+	case is(msg, keymap.Focus):
 		m.OK = !m.OK
 		return m, Pending
-	case "enter":
+	case is(msg, keymap.Open):
 		if !m.OK {
 			return m, Cancelled
 		}
-		if m.Kind == Typed && m.Input != m.Require {
-			m.Message = fmt.Sprintf("refused: typed %q, expected %q", m.Input, m.Require)
+		if m.Kind == Typed && m.Input() != m.Require {
+			m.Message = fmt.Sprintf("refused: typed %q, expected %q", m.Input(), m.Require)
 			m.OK = false
 			return m, Pending
 		}
 		return m, Accepted
 	}
 	if m.Kind == Typed {
-		m.Input = edit(m.Input, msg)
+		m.field().Update(msg)
 		m.Message = ""
-	} else if key == "y" {
+	} else if is(msg, keymap.Yes) {
 		m.OK = true
-	} else if key == "n" {
+	} else if is(msg, keymap.No) {
 		return m, Cancelled
 	}
 	return m, Pending
 }
 
-func edit(s string, msg tea.KeyPressMsg) string {
-	switch msg.String() {
-	case "backspace":
-		if r := []rune(s); len(r) > 0 {
-			return string(r[:len(r)-1])
+// Update runs the dialog as a modal screen: on a decision it pops itself, then runs the outcome.
+func (m *Model) Update(c *screen.Context, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.PasteMsg:
+		if m.Typing() {
+			m.field().Update(msg)
 		}
-		return s
-	case "ctrl+u":
-		return ""
+	case tea.KeyPressMsg:
+		d, res := m.Decide(c.Keys, msg)
+		*m = d
+		switch res {
+		case Cancelled:
+			c.Pop()
+			if m.OnCancel != nil {
+				return m.OnCancel(c, m)
+			}
+		case Accepted:
+			c.Pop()
+			if m.OnAccept != nil {
+				return m.OnAccept(c, m)
+			}
+		}
 	}
-	if msg.Text != "" && len(s) < 256 {
-		return s + msg.Text
-	}
-	return s
+	return nil
+}
+
+// View is the box alone; Compose draws it over the screen below.
+func (m *Model) View(c *screen.Context) string {
+	return screen.Fit(m.Box(c.Theme, c.Keys, c.Width), c.Width, c.Height)
+}
+
+// Compose draws the dialog centred over the screen below it.
+func (m *Model) Compose(below string, c *screen.Context) string {
+	return Overlay(below, m.Box(c.Theme, c.Keys, c.Width), c.Width, c.Height)
 }
 
 // Box renders the dialog as lines no wider than w.
-func (m Model) Box(th theme.Theme, w int) []string {
+func (m Model) Box(th theme.Theme, km *keymap.Map, w int) []string {
 	inner := min(w-4, 76)
 	var body []string
 	title := th.Title
@@ -140,9 +181,7 @@ func (m Model) Box(th theme.Theme, w int) []string {
 	}
 	body = append(body, title.Render(ansi.Truncate(m.Title, inner, "~")), "")
 	for _, l := range m.Body {
-		for _, wl := range strings.Split(ansi.Wrap(l, inner, " "), "\n") {
-			body = append(body, wl)
-		}
+		body = append(body, strings.Split(ansi.Wrap(l, inner, " "), "\n")...)
 	}
 	switch m.Kind {
 	case Picker:
@@ -159,12 +198,12 @@ func (m Model) Box(th theme.Theme, w int) []string {
 			}
 			body = append(body, ansi.Truncate(line, inner, "~"))
 		}
-		body = append(body, "", th.Dim.Render("enter choose  esc cancel"))
+		body = append(body, "", th.Dim.Render(screen.Hints(hint(km, keymap.Open, "choose"), hint(km, keymap.Back, "cancel"))))
 	case Prompt:
-		body = append(body, "", "> "+m.Input+"_", "", th.Dim.Render("enter accept  esc cancel"))
+		body = append(body, "", "> "+m.field().View(th), "", th.Dim.Render(screen.Hints(hint(km, keymap.Open, "accept"), hint(km, keymap.Back, "cancel"))))
 	default:
 		if m.Kind == Typed {
-			body = append(body, "", fmt.Sprintf("type %s to confirm:", th.Key.Render(m.Require)), "> "+m.Input+"_")
+			body = append(body, "", fmt.Sprintf("type %s to confirm:", th.Key.Render(m.Require)), "> "+m.field().View(th))
 		}
 		cancel, ok := "[ Cancel ]", "[ OK ]"
 		if m.OK {
@@ -172,7 +211,7 @@ func (m Model) Box(th theme.Theme, w int) []string {
 		} else {
 			cancel = th.Selected.Render(cancel)
 		}
-		body = append(body, "", cancel+"  "+ok, th.Dim.Render("tab switch  enter press  esc cancel"))
+		body = append(body, "", cancel+"  "+ok, th.Dim.Render(screen.Hints(hint(km, keymap.Focus, "switch"), hint(km, keymap.Open, "press"), hint(km, keymap.Back, "cancel"))))
 	}
 	if m.Message != "" {
 		body = append(body, th.Err.Render(ansi.Truncate(m.Message, inner, "~")))
@@ -184,6 +223,13 @@ func (m Model) Box(th theme.Theme, w int) []string {
 	}
 	out = append(out, border.Render("+"+strings.Repeat("-", inner+2)+"+"))
 	return out
+}
+
+func hint(km *keymap.Map, n keymap.Name, help string) string {
+	if l := km.Label(n); l != "" {
+		return l + " " + help
+	}
+	return ""
 }
 
 func pad(s string, w int) string {

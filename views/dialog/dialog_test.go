@@ -7,29 +7,17 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/internal/tuitest"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
-func key(s string) tea.KeyPressMsg {
-	switch s {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "backspace":
-		return tea.KeyPressMsg{Code: tea.KeyBackspace}
-	}
-	return tea.KeyPressMsg{Code: rune(s[0]), Text: s}
-}
+func key(s string) tea.KeyPressMsg { return tuitest.Key(s) }
 
 func run(m Model, keys ...string) (Model, Result) {
 	res := Pending
 	for _, k := range keys {
-		m, res = m.Update(key(k))
+		m, res = m.Decide(keymap.Default(), key(k))
 		if res != Pending {
 			break
 		}
@@ -79,7 +67,7 @@ func TestDecisions(t *testing.T) {
 func TestBoxFitsAndOverlayKeepsSize(t *testing.T) {
 	m := Model{Kind: Typed, Title: "tear down inspect-x?", Require: "inspect-x", Body: []string{strings.Repeat("long words here ", 20)}}
 	for _, w := range []int{60, 80, 200} {
-		box := m.Box(theme.Plain(), w)
+		box := m.Box(theme.Plain(), keymap.Default(), w)
 		for _, l := range box {
 			if n := ansi.StringWidth(l); n > w {
 				t.Errorf("w=%d: line %d wide: %q", w, n, l)

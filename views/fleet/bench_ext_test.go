@@ -12,8 +12,8 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 var benchNow = time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
@@ -34,7 +34,7 @@ func benchSandbox(i int) backends.Sandbox {
 // benchModel is a fleet screen at 120x40 holding n sandboxes, built through the same update
 // path the app uses (a backend reset, computed off the UI goroutine, installed).
 func benchModel(tb testing.TB, n int) Model {
-	m := New(keys.Default(), theme.Dark256())
+	m := New(keymap.Default(), theme.Dark256())
 	m.Now = func() time.Time { return benchNow }
 	m.SetSize(120, 40)
 	sbs := make([]backends.Sandbox, n)
@@ -78,7 +78,7 @@ func BenchmarkRenderScale(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				t := time.Now()
-				if len(m.View(nil)) == 0 {
+				if len(m.View()) == 0 {
 					b.Fatal("empty frame")
 				}
 				ds = append(ds, time.Since(t))
@@ -99,7 +99,7 @@ func BenchmarkFilterKeystroke10k(b *testing.B) {
 	for i := range b.N {
 		t := time.Now()
 		m = settle(m, m.SetFilter(filters[i%len(filters)]))
-		_ = m.View(nil)
+		_ = m.View()
 		ds = append(ds, time.Since(t))
 	}
 	b.ReportMetric(p50(ds), "p50-ns")
@@ -130,7 +130,7 @@ func BenchmarkEvents1000PerSecond(b *testing.B) {
 			us[j] = supervisor.Update{Backend: "docker:bench", Event: &ev}
 		}
 		m = settle(m, m.ApplyUpdates(us))
-		_ = m.View(nil)
+		_ = m.View()
 		d := time.Since(t)
 		worst = max(worst, d)
 		if d > 16*time.Millisecond {

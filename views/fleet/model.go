@@ -10,8 +10,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/lineedit"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // FilterDebounce is how long typing must pause before a filter is computed.
@@ -32,7 +33,7 @@ type computedMsg struct {
 
 // Model is the fleet screen's state.
 type Model struct {
-	Keys  *keys.Map
+	Keys  *keymap.Map
 	Theme theme.Theme
 	Now   func() time.Time
 
@@ -46,7 +47,8 @@ type Model struct {
 	height   int
 
 	filtering bool   // the filter input has focus
-	input     string // filter text being typed
+	input     string // filter text in force (what was typed)
+	edit      lineedit.Model
 	filterErr string
 	gen       int // generation of the newest requested computation
 	computing bool
@@ -63,7 +65,7 @@ type Model struct {
 }
 
 // New returns an empty fleet screen.
-func New(km *keys.Map, th theme.Theme) Model {
+func New(km *keymap.Map, th theme.Theme) Model {
 	return Model{Keys: km, Theme: th, Now: time.Now, store: NewStore(), stale: map[string]string{},
 		expanded: map[string]bool{}, marked: map[string]bool{}}
 }
@@ -218,31 +220,30 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			return m.updateFilter(msg)
 		}
 		return m.updateKeys(msg)
+	case tea.PasteMsg:
+		if m.filtering {
+			return m.updateFilter(msg)
+		}
 	}
 	return m, nil
 }
 
-func (m Model) updateFilter(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	switch msg.String() {
-	case "enter":
-		m.filtering = false
-		return m, nil
-	case "esc":
-		m.filtering = false
-		m.input = ""
-		m.filterErr = ""
-		return m, m.debounce()
-	case "backspace":
-		if r := []rune(m.input); len(r) > 0 {
-			m.input = string(r[:len(r)-1])
+func (m Model) updateFilter(msg tea.Msg) (Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case m.Keys.IsControl(k, keymap.Open):
+			m.filtering = false
+			return m, nil
+		case m.Keys.IsControl(k, keymap.Back):
+			m.filtering = false
+			m.input = ""
+			m.filterErr = ""
+			return m, m.debounce()
 		}
-		return m, m.debounce()
-	case "ctrl+u":
-		m.input = ""
-		return m, m.debounce()
 	}
-	if msg.Text != "" {
-		m.input += msg.Text
+	m.edit.Update(msg)
+	if v := m.edit.Value(); v != m.input {
+		m.input = v
 		return m, m.debounce()
 	}
 	return m, nil
@@ -270,32 +271,33 @@ func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	k := m.Keys
 	page := max(1, m.tableHeight()-1)
 	switch {
-	case k.Is(msg, "filter"):
+	case k.Is(msg, keymap.Filter):
 		m.filtering = true
+		m.edit = lineedit.New(m.input)
 		return m, nil
-	case k.Is(msg, "back"):
+	case k.Is(msg, keymap.Back):
 		if m.input != "" {
 			m.input = ""
 			return m, m.SetFilter("")
 		}
-	case k.Is(msg, "up"):
+	case k.Is(msg, keymap.Up):
 		m.move(-1)
-	case k.Is(msg, "down"):
+	case k.Is(msg, keymap.Down):
 		m.move(1)
-	case k.Is(msg, "pageup"):
+	case k.Is(msg, keymap.PageUp):
 		m.move(-page)
-	case k.Is(msg, "pagedown"):
+	case k.Is(msg, keymap.PageDown):
 		m.move(page)
-	case k.Is(msg, "top"):
+	case k.Is(msg, keymap.Top):
 		m.move(-m.store.Len())
-	case k.Is(msg, "bottom"):
+	case k.Is(msg, keymap.Bottom):
 		m.move(m.store.Len())
-	case k.Is(msg, "expand"):
+	case k.Is(msg, keymap.Expand):
 		if r := m.Selected(); r != nil {
 			m.expanded[r.SB.ID] = !m.expanded[r.SB.ID]
 			m.clamp()
 		}
-	case k.Is(msg, "select"):
+	case k.Is(msg, keymap.Select):
 		if r := m.Selected(); r != nil {
 			if m.marked[r.SB.ID] {
 				delete(m.marked, r.SB.ID)
@@ -304,15 +306,15 @@ func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			}
 			m.move(1)
 		}
-	case k.Is(msg, "sort"):
+	case k.Is(msg, keymap.Sort):
 		o := m.store.Order()
 		o.Col = (o.Col + 1) % numColumns
 		return m, m.compute(m.store.Query(), o)
-	case k.Is(msg, "reverse"):
+	case k.Is(msg, keymap.Reverse):
 		o := m.store.Order()
 		o.Desc = !o.Desc
 		return m, m.compute(m.store.Query(), o)
-	case k.Is(msg, "group"):
+	case k.Is(msg, keymap.Group):
 		o := m.store.Order()
 		o.Group = (o.Group + 1) % numGroupings
 		return m, m.compute(m.store.Query(), o)

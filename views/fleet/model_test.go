@@ -10,8 +10,8 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 func health(backend string, st supervisor.State, err error) supervisor.Update {
@@ -23,15 +23,15 @@ func health(backend string, st supervisor.State, err error) supervisor.Update {
 }
 
 func TestCachedRowsAreStaleUntilTheBackendAnswers(t *testing.T) {
-	m := New(keys.Default(), theme.Plain())
+	m := New(keymap.Default(), theme.Plain())
 	m.Now = func() time.Time { return t0 }
 	m.SetSize(100, 20)
 	m.LoadCached("docker:a", []*Row{NewRow("docker:a", sb("docker:a", 1), true)})
 	if r := m.Selected(); r == nil || !r.Stale {
 		t.Fatalf("cached row = %+v; want stale", r)
 	}
-	if !strings.Contains(m.View(nil), "docker:a unreachable") {
-		t.Errorf("stale row's reason not shown:\n%s", m.View(nil))
+	if !strings.Contains(m.View(), "docker:a unreachable") {
+		t.Errorf("stale row's reason not shown:\n%s", m.View())
 	}
 	m.ApplyUpdates([]supervisor.Update{health("docker:a", supervisor.StateConnected, nil),
 		{Backend: "docker:a", Event: &backends.Event{Type: backends.EventReset, Sandboxes: []backends.Sandbox{sb("docker:a", 1), sb("docker:a", 2)}}}})
@@ -42,14 +42,14 @@ func TestCachedRowsAreStaleUntilTheBackendAnswers(t *testing.T) {
 	if !m.Selected().Stale {
 		t.Fatal("rows of a lost backend are not greyed")
 	}
-	out := m.View(nil)
+	out := m.View()
 	if !strings.Contains(out, "reconnecting: dial unix /x.sock") {
 		t.Errorf("health line lacks the reason:\n%s", out)
 	}
 }
 
 func TestFilterIsDebouncedAndComputedOffTheUpdate(t *testing.T) {
-	m := New(keys.Default(), theme.Plain())
+	m := New(keymap.Default(), theme.Plain())
 	m.SetSize(100, 20)
 	for i := 0; i < 40; i++ {
 		m.store.Put(NewRow("docker:a", sb("docker:a", i), false))

@@ -2,14 +2,18 @@ package fleet
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/sandbox"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/screen"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // MinWidth and MinHeight are the smallest usable terminal; below it the app shows a notice.
@@ -63,11 +67,12 @@ func spaces(n int) string {
 	return strings.Repeat(" ", n)
 }
 
-// DisabledFunc tells why a binding is unavailable for the selected row ("" when available).
-type DisabledFunc func(binding string, r *Row) string
+// Hints are the bindings the fleet's footer shows, in order.
+var Hints = []keymap.Name{keymap.Open, keymap.Filter, keymap.Command, keymap.Snapshot, keymap.Revert, keymap.Teardown,
+	keymap.Probe, keymap.Help, keymap.Quit}
 
 // View renders the screen at its size. Its cost depends on the screen size, not the fleet size.
-func (m *Model) View(disabled DisabledFunc) string {
+func (m *Model) View() string {
 	w, h := m.width, m.height
 	var b strings.Builder
 	b.Grow(w * h * 2)
@@ -88,7 +93,7 @@ func (m *Model) View(disabled DisabledFunc) string {
 	}
 	b.WriteString(m.statusLine(w))
 	b.WriteByte('\n')
-	b.WriteString(m.footerLine(w, disabled))
+	b.WriteString(m.footerLine(w))
 	return b.String()
 }
 
@@ -172,10 +177,10 @@ func (m *Model) tableLines(l layout, w, n int) []string {
 		return nil
 	}
 	if m.store.Total() == 0 {
-		return []string{m.Theme.Dim.Render(cell("  no sandboxes yet: waiting for backends (press ? for help)", w))}
+		return []string{m.Theme.Dim.Render(cell("  no sandboxes yet: waiting for backends"+m.keyHint(keymap.Help, "press %s for help"), w))}
 	}
 	if m.store.Len() == 0 {
-		return []string{m.Theme.Dim.Render(cell("  nothing matches the filter (esc clears it)", w))}
+		return []string{m.Theme.Dim.Render(cell("  nothing matches the filter"+m.keyHint(keymap.Back, "%s clears it"), w))}
 	}
 	out := make([]string, 0, n)
 	groups := m.store.Groups()
@@ -242,7 +247,7 @@ func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) s
 	}
 	text := mark + strings.Join([]string{
 		cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(status, l.status),
-		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(Age(now, r.SB.Created), l.age),
+		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(sandbox.Age(now, r.SB.Created), l.age),
 	}, " ") + " "
 	p := m.paints()
 	switch {
@@ -278,26 +283,6 @@ func (m *Model) paints() *rowPaints {
 	return p
 }
 
-// Age renders a compact duration like k9s does: 45s, 12m, 3h, 9d.
-func Age(now, t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	d := now.Sub(t)
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
-}
-
 func (m *Model) statusLine(w int) string {
 	switch {
 	case m.filterErr != "":
@@ -314,27 +299,33 @@ func (m *Model) statusLine(w int) string {
 	return strings.Repeat(" ", w)
 }
 
-func (m *Model) footerLine(w int, disabled DisabledFunc) string {
+func (m *Model) footerLine(w int) string {
 	if m.filtering {
-		return m.Theme.Key.Render("/") + cell(m.input+"_", w-1)
+		return m.Theme.Key.Render(m.Keys.Label(keymap.Filter)) + cell(m.edit.View(m.Theme), w-1)
 	}
-	sel := m.Selected()
-	var parts []string
-	for _, bd := range m.Keys.All() {
-		if !bd.Footer {
-			continue
-		}
-		key := m.Theme.Key
-		if bd.Dangerous {
-			key = m.Theme.KeyDanger
-		}
-		if disabled != nil {
-			if why := disabled(bd.Name, sel); why != "" {
-				parts = append(parts, m.Theme.Disabled.Render(bd.Label()+" "+bd.Help))
-				continue
-			}
-		}
-		parts = append(parts, key.Render(bd.Label())+" "+bd.Help)
+	c := screen.Context{Keys: m.Keys, Theme: m.Theme, Width: w}
+	return c.Footer(m.Selection(), Hints...)
+}
+
+// keyHint is " (<prose with the key>)" from the keymap; "" when the binding does not exist.
+func (m *Model) keyHint(n keymap.Name, prose string) string {
+	if l := m.Keys.Label(n); l != "" {
+		return " (" + fmt.Sprintf(prose, l) + ")"
 	}
-	return ansi.Truncate(strings.Join(parts, "  "), w, "~")
+	return ""
+}
+
+// Selection is the row under the cursor, and the marked rows for bulk bindings.
+func (m *Model) Selection() keymap.Selection {
+	var sel keymap.Selection
+	if r := m.Selected(); r != nil {
+		sel.Sandbox = r.SB.ID
+	}
+	for id := range m.marked {
+		if _, ok := m.store.Get(id); ok {
+			sel.Marked = append(sel.Marked, id)
+		}
+	}
+	sort.Strings(sel.Marked)
+	return sel
 }

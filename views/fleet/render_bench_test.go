@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 func fleetOf(n int) Model {
-	m := New(keys.Default(), theme.Dark256())
+	m := New(keymap.Default(), theme.Dark256())
 	m.Now = func() time.Time { return t0 }
 	for i := 0; i < n; i++ {
 		m.store.Put(NewRow("docker:a", sb("docker:a", i), false))
@@ -28,7 +28,7 @@ func BenchmarkRender(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				_ = m.View(nil)
+				_ = m.View()
 			}
 		})
 	}
@@ -36,7 +36,7 @@ func BenchmarkRender(b *testing.B) {
 
 func TestRenderShowsOnlyTheWindow(t *testing.T) {
 	m := fleetOf(5000)
-	out := m.View(nil)
+	out := m.View()
 	lines := 0
 	for _, c := range out {
 		if c == '\n' {

@@ -3,7 +3,6 @@ package fleet
 import (
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/rangekeeper/rangekeeper/backends"
 )
@@ -245,14 +244,6 @@ func (s *Store) Groups() []groupStart {
 	}
 	s.gdirty = false
 	return s.groups
-}
-
-// BackendOf returns the supervising backend name of a sandbox ID, by prefix.
-func BackendOf(id string) string {
-	if i := strings.Index(id, "/"); i > 0 {
-		return id[:i]
-	}
-	return id
 }
 
 // ApplyEvent applies one backend event incrementally, except resets larger than

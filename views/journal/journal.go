@@ -5,29 +5,95 @@ package journal
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/state"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/screen"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // Limit is how many newest entries the screen loads.
 const Limit = 1000
 
+// Source is where the journal is read from (*state.DB; a daemon client later).
+type Source interface {
+	Journal(q state.JournalQuery) ([]state.Entry, error)
+}
+
 // Model holds loaded entries (newest first) and the scroll position.
 type Model struct {
 	Target  string // "" for every sandbox
 	Err     string
+	src     Source
 	entries []state.Entry
 	cursor  int
 	offset  int
 }
 
+// New opens the journal of target ("" for every sandbox); nil src says the journal is unavailable.
+func New(src Source, target string) *Model {
+	m := &Model{Target: target, src: src}
+	if src == nil {
+		m.Err = "no state file: the journal is unavailable"
+	}
+	return m
+}
+
+type loadedMsg struct {
+	target  string
+	entries []state.Entry
+	err     error
+}
+
+// Open loads the entries in a command.
+func (m *Model) Open(c *screen.Context) tea.Cmd { return m.Refresh(c) }
+
+// Refresh reloads (an action just wrote to the journal).
+func (m *Model) Refresh(*screen.Context) tea.Cmd {
+	if m.src == nil {
+		return nil
+	}
+	src, target := m.src, m.Target
+	return func() tea.Msg {
+		es, err := Load(src, target)
+		return loadedMsg{target: target, entries: es, err: err}
+	}
+}
+
+// Bindings are the scroll keys; back is the program's.
+func (m *Model) Bindings() []keymap.Name { return screen.Nav }
+
+// Selection is the sandbox of the entry under the cursor (cancel and the like act on it).
+func (m *Model) Selection() keymap.Selection {
+	if m.cursor < len(m.entries) {
+		return keymap.Selection{Sandbox: m.entries[m.cursor].Target}
+	}
+	return keymap.Selection{}
+}
+
+// Update folds loaded entries in and scrolls.
+func (m *Model) Update(c *screen.Context, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case loadedMsg:
+		if msg.target == m.Target {
+			m.SetEntries(msg.entries)
+			m.Err = ""
+			if msg.err != nil {
+				m.Err = msg.err.Error()
+			}
+		}
+	case tea.KeyPressMsg:
+		m.Scroll(c.Keys, msg, max(1, c.Height-6))
+	}
+	return nil
+}
+
 // Load reads the newest entries; it does I/O and must run in a command.
-func Load(db *state.DB, target string) ([]state.Entry, error) {
+func Load(db Source, target string) ([]state.Entry, error) {
 	es, err := db.Journal(state.JournalQuery{Target: target, Limit: Limit})
 	for i, j := 0, len(es)-1; i < j; i, j = i+1, j-1 {
 		es[i], es[j] = es[j], es[i]
@@ -44,23 +110,9 @@ func (m *Model) SetEntries(es []state.Entry) {
 // Entries returns the loaded entries, newest first.
 func (m *Model) Entries() []state.Entry { return m.entries }
 
-// Update scrolls.
-func (m *Model) Update(msg tea.KeyPressMsg, page int) {
-	switch msg.String() {
-	case "j", "down":
-		m.cursor++
-	case "k", "up":
-		m.cursor--
-	case "g", "home":
-		m.cursor = 0
-	case "G", "end":
-		m.cursor = len(m.entries) - 1
-	case "pgdown", "ctrl+d":
-		m.cursor += page
-	case "pgup", "ctrl+u":
-		m.cursor -= page
-	}
-	m.cursor = max(0, min(m.cursor, len(m.entries)-1))
+// Scroll moves the cursor by the keymap's navigation keys.
+func (m *Model) Scroll(km *keymap.Map, msg tea.KeyPressMsg, page int) {
+	m.cursor = screen.Move(km, msg, m.cursor, page, len(m.entries)-1)
 }
 
 // Line renders one entry in a fixed layout (shared with the detail view).
@@ -77,9 +129,7 @@ func Line(e state.Entry, w int) string {
 	}
 	target := e.Target
 	if w < 110 { // narrow: the sandbox name is enough, the backend is in the detail
-		if i := strings.LastIndex(target, "/"); i >= 0 {
-			target = target[i+1:]
-		}
+		target = backends.ShortName(target)
 	}
 	s := fmt.Sprintf("%5d %s %-9s %-9s %s", e.Seq, e.Time.UTC().Format("01-02 15:04:05"), e.Action, outcome, target)
 	if e.Error != "" {
@@ -104,8 +154,9 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
-// View renders the screen in w×h.
-func (m *Model) View(th theme.Theme, w, h int, _ time.Time) string {
+// View renders the screen at the context's size.
+func (m *Model) View(c *screen.Context) string {
+	th, w, h := c.Theme, c.Width, c.Height
 	title := "journal"
 	if m.Target != "" {
 		title += ": " + m.Target
@@ -142,8 +193,9 @@ func (m *Model) View(th theme.Theme, w, h int, _ time.Time) string {
 		lines = append(lines, "")
 	}
 	lines = append(lines[:h-4], m.selectedLines(th, w)...)
-	lines = append(lines, "")
-	lines = append(lines, th.Dim.Render(ansi.Truncate("j/k scroll  g/G ends  esc back", w, "~")))
+	lines = append(lines, c.StatusLine())
+	km := c.Keys
+	lines = append(lines, th.Dim.Render(ansi.Truncate(screen.Hints(km.Labels(keymap.Down, keymap.Up)+" scroll", km.Labels(keymap.Top, keymap.Bottom)+" ends", c.Hint(keymap.Back)), w, "~")))
 	return strings.Join(lines, "\n")
 }
 

@@ -59,7 +59,7 @@ var (
 func Engine(t testing.TB) *client.Client {
 	t.Helper()
 	engineOnce.Do(func() {
-		engine, engineErr = client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+		engine, engineErr = client.New(client.FromEnv) // API-version negotiation is the default
 		if engineErr == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -290,7 +290,7 @@ func Main(m *testing.M) {
 
 // Sweep removes containers, networks, volumes and images labelled with run id.
 func Sweep(run string) {
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv) // API-version negotiation is the default
 	if err != nil {
 		return
 	}

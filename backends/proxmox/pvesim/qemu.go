@@ -308,7 +308,7 @@ func (s *Server) vmClone(c *call) (any, error) {
 			return nil, fail500("snapshot '%s' does not exist", snap)
 		}
 	}
-	full := src.isTemplate() == false
+	full := !src.isTemplate()
 	if c.has("full") {
 		full = c.boolean("full")
 	}
@@ -392,6 +392,7 @@ func (s *Server) vmDestroy(c *call) (any, error) {
 	}
 	return s.startTask("qmdestroy", strconv.Itoa(v.id), c.user, v, "destroyed", func() ([]string, error) {
 		if s.st.vms[v.id] != v {
+			//lint:ignore ST1005 the simulator answers with PVE's own message, verbatim
 			return nil, fmt.Errorf("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", s.st.node, v.id)
 		}
 		delete(s.st.vms, v.id) // also drops pool membership, firewall config and snapshots

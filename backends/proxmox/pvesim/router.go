@@ -220,7 +220,7 @@ func (c *call) vmid() (int, error) {
 		return 0, paramErr(map[string]string{"vmid": fmt.Sprintf("type check ('integer') failed - got '%s'", raw)})
 	}
 	if n < 100 || n > 999999999 {
-		return 0, paramErr(map[string]string{"vmid": fmt.Sprintf("value must have a minimum value of 100")})
+		return 0, paramErr(map[string]string{"vmid": "value must have a minimum value of 100"})
 	}
 	return n, nil
 }

@@ -4,7 +4,6 @@
 package pvesim
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -382,5 +381,3 @@ type call struct {
 	user   string // authenticated user, "USER@REALM!TOKEN" for tokens
 	route  string
 }
-
-func (c *call) ctx() context.Context { return c.r.Context() }

@@ -1,4 +1,4 @@
-package probeview
+package probereport
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/screen"
 )
 
 // fixed lines around the body: title, summary, changes, header, footer (evidence adds more).
@@ -56,14 +58,14 @@ func label(s verdict.Status, sev catalog.Severity) string {
 }
 
 func (m Model) footer() string {
-	k := func(name, help string) string {
+	k := func(name keymap.Name, help string) string {
 		b, ok := m.Keys.Get(name)
 		if !ok {
 			return ""
 		}
 		return m.Theme.Key.Render(b.Label()) + " " + help
 	}
-	return strings.Join([]string{k("down", "move"), k("expand", "evidence"), k("group", "by axis"), k("back", "back")}, "  ")
+	return screen.Hints(k(keymap.Down, "move"), k(keymap.Expand, "evidence"), k(keymap.Group, "by axis"), k(keymap.Back, "back"))
 }
 
 func (m Model) evidenceLines() []string {

@@ -1,7 +1,7 @@
-// Package probeview is the escape-probe report screen: the verdict per escape class (worst
+// Package probereport is the escape-probe report screen: the verdict per escape class (worst
 // first), the exposed classes grouped by axis, the changes since the previous run, and the raw
 // evidence of the selected class on demand. It renders a report it is given and does no I/O.
-package probeview
+package probereport
 
 import (
 	"sort"
@@ -12,8 +12,9 @@ import (
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
-	"github.com/rangekeeper/rangekeeper/tui/keys"
-	"github.com/rangekeeper/rangekeeper/tui/theme"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/screen"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
 // Mode is what the body shows.
@@ -24,12 +25,9 @@ const (
 	ModeAxes                 // exposed classes grouped by axis
 )
 
-// BackMsg is sent when the operator leaves the screen.
-type BackMsg struct{}
-
 // Model is the report screen.
 type Model struct {
-	Keys  *keys.Map
+	Keys  *keymap.Map
 	Theme theme.Theme
 
 	report       probe.Report
@@ -44,10 +42,10 @@ type Model struct {
 	height       int
 }
 
-// New builds the screen for report with the default keymap and the colourless theme; callers
-// set Keys and Theme to match the app.
-func New(report probe.Report) Model {
-	m := Model{Keys: keys.Default(), Theme: theme.Plain(), report: report, width: 80, height: 24}
+// New builds the screen for report with the default keymap and the colourless theme; View
+// takes the program's.
+func New(report probe.Report) *Model {
+	m := &Model{Keys: keymap.Default(), Theme: theme.Plain(), report: report, width: 80, height: 24}
 	m.rows = append(m.rows, report.Verdicts.Classes...)
 	sort.SliceStable(m.rows, func(i, j int) bool {
 		a, b := m.rows[i], m.rows[j]
@@ -62,7 +60,7 @@ func New(report probe.Report) Model {
 var statusRank = map[verdict.Status]int{verdict.Exposed: 0, verdict.Unknown: 1, verdict.Mitigated: 2, verdict.NotApplicable: 3}
 
 // WithPrevious adds the previous run, so the screen shows "last probed" and what changed.
-func (m Model) WithPrevious(prev probe.Report) Model {
+func (m *Model) WithPrevious(prev probe.Report) *Model {
 	m.lastProbed = prev.Time
 	m.changes = probe.Diff(prev, m.report)
 	return m
@@ -77,46 +75,57 @@ func (m *Model) SetSize(w, h int) {
 // Report is the report shown.
 func (m Model) Report() probe.Report { return m.report }
 
-// Init does nothing: the report is already computed.
-func (m Model) Init() tea.Cmd { return nil }
-
-// Update handles keys and resizes.
-func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	switch msg := msg.(type) {
-	case tea.WindowSizeMsg:
-		m.SetSize(msg.Width, msg.Height)
-	case tea.KeyPressMsg:
-		switch {
-		case m.Keys.Is(msg, "up"):
-			m.cursor--
-		case m.Keys.Is(msg, "down"):
-			m.cursor++
-		case m.Keys.Is(msg, "top"):
-			m.cursor = 0
-		case m.Keys.Is(msg, "bottom"):
-			m.cursor = len(m.rows) - 1
-		case m.Keys.Is(msg, "pagedown"):
-			m.cursor += m.bodyHeight()
-		case m.Keys.Is(msg, "pageup"):
-			m.cursor -= m.bodyHeight()
-		case m.Keys.Is(msg, "expand"), m.Keys.Is(msg, "open"):
-			m.showEvidence = !m.showEvidence
-		case m.Keys.Is(msg, "group"):
-			if m.mode == ModeVerdicts {
-				m.mode = ModeAxes
-			} else {
-				m.mode = ModeVerdicts
-			}
-		case m.Keys.Is(msg, "back"):
-			return m, func() tea.Msg { return BackMsg{} }
-		}
-		m.clamp()
-	}
-	return m, nil
+// Bindings are the keys the report answers; back leaves it.
+func (m *Model) Bindings() []keymap.Name {
+	return []keymap.Name{keymap.Up, keymap.Down, keymap.Top, keymap.Bottom, keymap.PageDown, keymap.PageUp,
+		keymap.Expand, keymap.Open, keymap.Group, keymap.Back}
 }
 
-// View renders the screen.
-func (m Model) View() tea.View { return tea.NewView(m.Render()) }
+// Selection is the probed sandbox (cancel and the like act on it).
+func (m *Model) Selection() keymap.Selection { return keymap.Selection{Sandbox: m.report.SandboxID} }
+
+// Update handles keys.
+func (m *Model) Update(c *screen.Context, msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	km := c.Keys
+	m.Keys = km
+	switch {
+	case km.Is(k, keymap.Up):
+		m.cursor--
+	case km.Is(k, keymap.Down):
+		m.cursor++
+	case km.Is(k, keymap.Top):
+		m.cursor = 0
+	case km.Is(k, keymap.Bottom):
+		m.cursor = len(m.rows) - 1
+	case km.Is(k, keymap.PageDown):
+		m.cursor += m.bodyHeight()
+	case km.Is(k, keymap.PageUp):
+		m.cursor -= m.bodyHeight()
+	case km.Is(k, keymap.Expand), km.Is(k, keymap.Open):
+		m.showEvidence = !m.showEvidence
+	case km.Is(k, keymap.Group):
+		if m.mode == ModeVerdicts {
+			m.mode = ModeAxes
+		} else {
+			m.mode = ModeVerdicts
+		}
+	case km.Is(k, keymap.Back):
+		c.Pop()
+	}
+	m.clamp()
+	return nil
+}
+
+// View renders the report at the context's size with its keys and theme.
+func (m *Model) View(c *screen.Context) string {
+	m.Keys, m.Theme = c.Keys, c.Theme
+	m.SetSize(c.Width, c.Height)
+	return m.Render()
+}
 
 func (m *Model) clamp() {
 	if m.cursor >= len(m.rows) {

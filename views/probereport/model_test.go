@@ -1,9 +1,6 @@
-package probeview
+package probereport
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,12 +8,15 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/rangekeeper/rangekeeper/internal/goldentest"
+	"github.com/rangekeeper/rangekeeper/internal/tuitest"
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/probe/facts"
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/screen"
+	"github.com/rangekeeper/rangekeeper/views/theme"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func fixtureFacts() *facts.Report {
 	nnp := true
@@ -46,18 +46,14 @@ func fixtures() (prev, cur probe.Report) {
 	return prev, cur
 }
 
-func press(m Model, key string) Model {
-	var msg tea.KeyPressMsg
-	switch key {
-	case "esc":
-		msg = tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "down":
-		msg = tea.KeyPressMsg{Code: tea.KeyDown}
-	default:
-		msg = tea.KeyPressMsg{Code: rune(key[0]), Text: key}
-	}
-	next, _ := m.Update(msg)
-	return next.(Model)
+func ctx(w, h int) *screen.Context {
+	return &screen.Context{Keys: keymap.Default(), Theme: theme.Plain(), Width: w, Height: h}
+}
+
+func press(m *Model, key string) *Model {
+	msg := tuitest.Key(key)
+	m.Update(ctx(m.width, m.height), msg)
+	return m
 }
 
 func TestGolden(t *testing.T) {
@@ -75,12 +71,11 @@ func TestGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := New(cur).WithPrevious(prev)
-			next, _ := m.Update(tea.WindowSizeMsg{Width: tt.w, Height: tt.h})
-			m = next.(Model)
+			m.SetSize(tt.w, tt.h)
 			for _, k := range tt.keys {
 				m = press(m, k)
 			}
-			got := ansi.Strip(m.View().Content)
+			got := ansi.Strip(m.View(ctx(tt.w, tt.h)))
 			lines := strings.Split(got, "\n")
 			if len(lines) != tt.h {
 				t.Errorf("%d lines, want %d", len(lines), tt.h)
@@ -90,7 +85,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("line %d is %d wide: %q", i+1, w, l)
 				}
 			}
-			golden(t, tt.name, got)
+			goldentest.Assert(t, tt.name, got)
 		})
 	}
 }
@@ -124,32 +119,9 @@ func TestKeys(t *testing.T) {
 	if m = press(m, "b"); m.mode != ModeAxes || !strings.Contains(m.Render(), "HOST axis") {
 		t.Error("b did not group by axis")
 	}
-	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
-	if cmd == nil {
-		t.Fatal("esc gave no command")
-	}
-	if _, ok := cmd().(BackMsg); !ok {
-		t.Error("esc did not send BackMsg")
-	}
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from golden:\n--- got\n%s\n--- want\n%s", name, got, want)
+	c := ctx(120, 40)
+	m.Update(c, tea.KeyPressMsg{Code: tea.KeyEscape})
+	if ops := c.TakeOps(); len(ops) != 1 || ops[0].Push != nil || ops[0].Status != nil {
+		t.Errorf("esc did not leave the screen: %+v", ops)
 	}
 }

@@ -1,8 +1,8 @@
-// Package fleet is a simulated backend for demos and load tests: it makes up Inspect-shaped
+// Package simfleet is a simulated backend for demos and load tests: it makes up Inspect-shaped
 // sandboxes (Kubernetes-style Helm releases by default) and churns them with events, so the
 // workbench can be shown and measured at thousands of rows without a cluster. Every sandbox it
 // makes is marked Simulated and no action is supported.
-package fleet
+package simfleet
 
 import (
 	"context"

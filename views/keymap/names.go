@@ -1,0 +1,121 @@
+package keymap
+
+import "github.com/rangekeeper/rangekeeper/backends"
+
+// Binding names. Code names bindings only through these constants, so a mistyped name does not
+// compile; TestEveryNameIsBound checks each constant has a binding in Default and back.
+const (
+	// navigate
+	Up       Name = "up"
+	Down     Name = "down"
+	Top      Name = "top"
+	Bottom   Name = "bottom"
+	PageUp   Name = "pageup"
+	PageDown Name = "pagedown"
+	Open     Name = "open" // open the row, choose, accept the input
+	Back     Name = "back" // leave the screen, close the dialog, clear the filter
+
+	// view (the fleet table, the probe report)
+	Expand  Name = "expand"
+	Filter  Name = "filter"
+	Command Name = "command"
+	Sort    Name = "sort"
+	Reverse Name = "reverse"
+	Group   Name = "group"
+
+	// sandbox
+	Select   Name = "select"
+	Snapshot Name = "snapshot"
+	Revert   Name = "revert"
+	Teardown Name = "teardown"
+	Reset    Name = "reset"
+	Probe    Name = "probe"
+	Copy     Name = "copy"
+
+	// app
+	Author  Name = "author"
+	Journal Name = "journal"
+	Tasks   Name = "tasks"
+	Cancel  Name = "cancel"
+	Help    Name = "help"
+	Redraw  Name = "redraw"
+	Quit    Name = "quit"
+
+	// author
+	Fix         Name = "fix"
+	NextWarning Name = "next-warning"
+	Save        Name = "save"
+
+	// dialog
+	Focus Name = "focus"
+	Yes   Name = "yes"
+	No    Name = "no"
+)
+
+// Help groups, in help order.
+const (
+	GroupNav     = "navigate"
+	GroupView    = "view"
+	GroupSandbox = "sandbox"
+	GroupApp     = "app"
+	GroupAuthor  = "author"
+	GroupDialog  = "dialog"
+)
+
+var groupOrder = []string{GroupNav, GroupView, GroupSandbox, GroupApp, GroupAuthor, GroupDialog}
+
+// Names lists every binding name, in Default's order.
+func Names() []Name {
+	var out []Name
+	for _, b := range Default().list {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+// act declares a binding that runs a sandbox action; its danger follows the action's declaration.
+func act(name Name, key, help string, a backends.Action, bulk bool) Binding {
+	return Binding{Name: name, Keys: []string{key}, Help: help, Group: GroupSandbox, Action: a,
+		Dangerous: a.Destructive(), Mutates: a.Mutating(), Bulk: bulk}
+}
+
+// Default is the stock keymap. Keys avoid tmux's and screen's prefixes (ctrl+b, ctrl+a) and the
+// terminal's flow control (ctrl+s, ctrl+q), which Remap refuses.
+func Default() *Map {
+	return NewMap([]Binding{
+		{Name: Up, Keys: []string{"k", "up"}, Help: "up", Group: GroupNav},
+		{Name: Down, Keys: []string{"j", "down"}, Help: "down", Group: GroupNav},
+		{Name: Top, Keys: []string{"g", "home"}, Help: "top", Group: GroupNav},
+		{Name: Bottom, Keys: []string{"G", "end"}, Help: "bottom", Group: GroupNav},
+		{Name: PageUp, Keys: []string{"pgup", "ctrl+u"}, Help: "page up", Group: GroupNav},
+		{Name: PageDown, Keys: []string{"pgdown", "ctrl+d"}, Help: "page down", Group: GroupNav},
+		{Name: Open, Keys: []string{"enter", "l"}, Help: "detail", Group: GroupNav},
+		{Name: Back, Keys: []string{"esc", "h"}, Help: "back", Group: GroupNav},
+		{Name: Expand, Keys: []string{"e", "right"}, Help: "expand members", Group: GroupView},
+		{Name: Filter, Keys: []string{"/"}, Help: "filter", Group: GroupView},
+		{Name: Command, Keys: []string{":"}, Help: "command", Group: GroupView},
+		{Name: Sort, Keys: []string{"o"}, Help: "sort column", Group: GroupView},
+		{Name: Reverse, Keys: []string{"O"}, Help: "reverse sort", Group: GroupView},
+		{Name: Group, Keys: []string{"b"}, Help: "group by", Group: GroupView},
+		{Name: Select, Keys: []string{"space"}, Help: "select", Group: GroupSandbox},
+		act(Snapshot, "s", "snapshot", backends.ActionSnapshot, false),
+		act(Revert, "r", "revert", backends.ActionRevert, false),
+		act(Teardown, "D", "teardown", backends.ActionTeardown, true),
+		act(Reset, "R", "reset pods", backends.ActionReset, false),
+		act(Probe, "p", "escape probe", backends.ActionProbe, true),
+		{Name: Copy, Keys: []string{"c"}, Help: "copy ID", Group: GroupSandbox},
+		{Name: Author, Keys: []string{"a"}, Help: "author spec", Group: GroupApp},
+		{Name: Journal, Keys: []string{"@"}, Help: "journal", Group: GroupApp},
+		{Name: Tasks, Keys: []string{"t"}, Help: "tasks", Group: GroupApp},
+		{Name: Cancel, Keys: []string{"x"}, Help: "cancel action", Group: GroupApp},
+		{Name: Help, Keys: []string{"?"}, Help: "help", Group: GroupApp},
+		{Name: Redraw, Keys: []string{"ctrl+l"}, Help: "redraw", Group: GroupApp},
+		{Name: Quit, Keys: []string{"q", "ctrl+c"}, Help: "quit", Group: GroupApp},
+		{Name: Fix, Keys: []string{"f"}, Help: "fix the warning", Group: GroupAuthor},
+		{Name: NextWarning, Keys: []string{"n"}, Help: "next warning", Group: GroupAuthor},
+		{Name: Save, Keys: []string{"w"}, Help: "save", Group: GroupAuthor},
+		{Name: Focus, Keys: []string{"tab", "shift+tab"}, Help: "next field / button", Group: GroupDialog},
+		{Name: Yes, Keys: []string{"y"}, Help: "yes", Group: GroupDialog},
+		{Name: No, Keys: []string{"n"}, Help: "no", Group: GroupDialog},
+	})
+}
