@@ -187,6 +187,12 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	if err != nil {
 		return outcome(state.OutcomeRefused, err)
 	}
+	// Steps the backend reports reach the task panel and any reporter the caller attached.
+	callerProgress := ctx
+	ctx = backends.WithProgress(ctx, func(step string) {
+		l.setStep(task, step)
+		backends.Progress(callerProgress, "%s", step)
+	})
 	runErr := fn(ctx, b, sb)
 	result := state.OutcomeOK
 	switch {

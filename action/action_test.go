@@ -19,6 +19,7 @@ type fakeBackend struct {
 	mu      sync.Mutex
 	calls   []string
 	block   chan struct{} // when set, Teardown waits on it or ctx
+	step    string        // when set, Teardown reports it as a progress step
 	failErr error
 	snaps   []backends.SnapshotInfo // what Snapshots lists (oldest first)
 }
@@ -49,6 +50,9 @@ func (f *fakeBackend) Revert(_ context.Context, id, snap string, o backends.Reve
 }
 func (f *fakeBackend) Teardown(ctx context.Context, id string, o backends.TeardownOptions) error {
 	f.record("teardown " + id)
+	if f.step != "" {
+		backends.Progress(ctx, "%s", f.step)
+	}
 	if f.block != nil {
 		select {
 		case <-f.block:
@@ -262,5 +266,36 @@ func TestManyIsBoundedAndReportsEach(t *testing.T) {
 	}
 	if len(fb.calls) != 1 {
 		t.Fatalf("calls = %v", fb.calls)
+	}
+}
+
+// A step the backend reports while it works reaches the running task (task panel) and the
+// caller's own reporter (the CLI prints it).
+func TestProgressStepsReachTheTaskAndTheCaller(t *testing.T) {
+	l, fb, _ := setup(t, false)
+	fb.block = make(chan struct{})
+	fb.step = "waiting for service discovery: b"
+	var got []string
+	ctx := backends.WithProgress(context.Background(), func(s string) { got = append(got, s) })
+	done := make(chan error, 1)
+	go func() {
+		done <- l.Teardown(ctx, Request{SandboxID: sbID, Confirmed: true}, backends.TeardownOptions{})
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if ts := l.Tasks(); len(ts) == 1 && ts[0].Step == fb.step {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks = %+v; want the reported step on the running task", l.Tasks())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(fb.block)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != fb.step {
+		t.Fatalf("caller's reporter got %q", got)
 	}
 }

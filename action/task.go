@@ -23,6 +23,7 @@ type Task struct {
 	Ended   time.Time
 	Status  TaskStatus
 	Err     string
+	Step    string // the latest progress step the backend reported (backends.Progress)
 	cancel  context.CancelFunc
 }
 
@@ -46,6 +47,13 @@ func (l *Layer) Tasks() []Task {
 		out = append(out, t)
 	}
 	return out
+}
+
+// setStep records a running task's latest progress step, for the task panel.
+func (l *Layer) setStep(t *Task, step string) {
+	l.mu.Lock()
+	t.Step = step
+	l.mu.Unlock()
 }
 
 // Busy reports the action running on a sandbox, if any.

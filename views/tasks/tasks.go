@@ -93,6 +93,9 @@ func (m *Model) View(c *screen.Context) string {
 		if t.By.Operator != "" && t.By.Transport != action.TransportStandalone {
 			l += "  by " + t.By.Operator // who, once more than one operator can act
 		}
+		if t.Status == action.TaskRunning && t.Step != "" {
+			l += "  · " + strings.ReplaceAll(t.Step, "\n", " ")
+		}
 		if t.Err != "" {
 			l += "  " + strings.ReplaceAll(t.Err, "\n", " ")
 		}
