@@ -509,22 +509,3 @@ func modeRule(id, key string, sevs map[string]int) func(*ctx) {
 		})
 	}
 }
-
-func num(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case float64:
-		return x, true
-	case string:
-		var f float64
-		if _, err := fmt.Sscan(x, &f); err == nil {
-			return f, true
-		}
-	}
-	return 0, false
-}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -61,8 +62,13 @@ func init() {
 			"remove network_mode: host; use network_mode: none or an internal network"),
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					if strings.EqualFold(getString(s, "network_mode"), "host") {
+					if c.compose.networkMode(n) == "host" {
 						c.report("CMP-N01", svcPath(n, "network_mode"), 0, "service %q uses the host network namespace", n)
+					}
+					for _, net := range c.compose.serviceNetworks(n) {
+						if c.compose.hostNetwork(net) {
+							c.report("CMP-N01", P("networks", net), 0, "service %q joins network %q, which is the engine's host network", n, net)
+						}
 					}
 				})
 			}},
@@ -88,16 +94,31 @@ func init() {
 			"put the agent on a network with internal: true, or set network_mode: none"),
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
-					for _, net := range c.compose.serviceNetworks(a) {
-						if !c.compose.networkInternal(net) {
-							p := svcPath(a, "networks", net)
-							detail := "agent service %q is on network %q, which is not internal"
-							if net == "default" && c.doc.pos[svcPath(a, "networks").key()] == (Pos{}) {
-								p = svcPath(a)
-								detail = "agent service %q is on Compose's implicit %q network, which has internet egress"
-							}
-							c.report("CMP-N03", p, 0, detail, a, net)
+					if c.compose.onDefaultBridge(a) {
+						c.report("CMP-N03", svcPath(a, "network_mode"), 0, "agent service %q has network_mode: %s: the engine's default bridge, with internet egress and a route to the host", a, c.compose.networkMode(a))
+						continue
+					}
+					via, owner := "", a
+					if t := c.compose.sharedNamespaceOf(a); t != "" {
+						via, owner = fmt.Sprintf(" (it shares the network namespace of %q)", t), t
+						if c.compose.onDefaultBridge(t) {
+							c.report("CMP-N03", svcPath(a, "network_mode"), 0, "agent service %q uses the network namespace of %q, which is on the engine's default bridge", a, t)
+							continue
 						}
+					}
+					for _, net := range c.compose.serviceNetworks(owner) {
+						if c.compose.networkInternal(net) || c.compose.hostNetwork(net) {
+							continue
+						}
+						p := svcPath(a, "networks", net)
+						detail := "agent service %q is on network %q, which is not internal" + via
+						if owner != a {
+							p = svcPath(a, "network_mode")
+						} else if net == "default" && c.doc.pos[svcPath(a, "networks").key()] == (Pos{}) {
+							p = svcPath(a)
+							detail = "agent service %q is on Compose's implicit %q network, which has internet egress"
+						}
+						c.report("CMP-N03", p, 0, detail, a, net)
 					}
 				}
 			}},
@@ -229,9 +250,9 @@ func init() {
 					if s["models"] != nil {
 						c.report("CMP-N11", svcPath(a, "models"), 0, "agent %q is attached to Compose models", a)
 					}
-					for _, k := range sortedKeys(getMap(s, "environment")) {
-						if modelEnvRE.MatchString(k) {
-							c.report("CMP-N11", svcPath(a, "environment", k), 0, "agent %q gets model endpoint variable %s", a, k)
+					for _, e := range c.env(a) {
+						if modelEnvRE.MatchString(e.name) {
+							c.report("CMP-N11", e.path, 0, "agent %q gets model endpoint variable %s", a, e.name)
 						}
 					}
 				}
@@ -241,16 +262,14 @@ func init() {
 			"keep NO_PROXY to in-range names only; never *, metadata IPs or the scorer"),
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
-					env := getMap(c.compose.services[a], "environment")
-					for _, k := range sortedKeys(env) {
-						up := strings.ToUpper(k)
-						if up != "NO_PROXY" {
+					for _, v := range c.env(a) {
+						if strings.ToUpper(v.name) != "NO_PROXY" {
 							continue
 						}
-						for _, e := range strings.Split(getString(env, k), ",") {
+						for _, e := range strings.Split(v.value, ",") {
 							e = strings.TrimSpace(e)
 							if e == "*" || metadataIPs[e] || strings.HasSuffix(e, ".internal") || modelHostRE.MatchString(e) || c.compose.isScoring(e) {
-								c.report("CMP-N12", svcPath(a, "environment", k), med, "agent %q exempts %q from the proxy", a, e)
+								c.report("CMP-N12", v.path, med, "agent %q exempts %q from the proxy", a, e)
 							}
 						}
 					}

@@ -179,20 +179,43 @@ func init() {
 			"remove the variable; keep model and cloud credentials in the harness outside the sandbox"),
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					env := getMap(s, "environment")
-					for _, k := range sortedKeys(env) {
-						isCred, critical := credential(k, getString(env, k))
-						if !isCred {
+					sev, who := med, "service"
+					if c.compose.agents[n] {
+						sev, who = high, "agent"
+					}
+					for _, e := range c.env(n) {
+						isCred, critical := credential(e.name, e.value)
+						refs := harnessRefs(e.value)
+						if !isCred && len(refs) == 0 {
 							continue
 						}
-						sev, who := med, "service"
-						if c.compose.agents[n] {
-							sev, who = high, "agent"
-							if critical {
-								sev = crit
+						s := sev
+						if c.compose.agents[n] && (critical || len(refs) > 0) {
+							s = crit
+						}
+						how := "in its environment"
+						switch {
+						case e.from != "":
+							how = "from env_file " + e.from
+						case e.pass:
+							how = "passed through from the harness's environment"
+						}
+						if len(refs) > 0 && refs[0] != e.name {
+							how += " (its value is the harness's " + strings.Join(refs, ", ") + ")"
+						}
+						c.report("CMP-T01", e.path, s, "%s %q has credential variable %s %s", who, n, e.name, how)
+					}
+					for i, raw := range getList(s, "secrets") {
+						src := getString(raw, "source")
+						if from := getString(c.doc.model, "secrets", src, "environment"); from != "" {
+							if isCred, _ := credential(from, ""); isCred {
+								s := sev
+								if c.compose.agents[n] {
+									s = crit
+								}
+								c.report("CMP-T01", svcPath(n, "secrets", i), s, "%s %q is granted secret %q, which carries the harness's %s", who, n, src, from)
 							}
 						}
-						c.report("CMP-T01", svcPath(n, "environment", k), sev, "%s %q has credential variable %s in its environment", who, n, k)
 					}
 				})
 			}},
@@ -293,10 +316,9 @@ func init() {
 			"pass build secrets with build.secrets, never args"),
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					args := getMap(s, "build", "args")
-					for _, k := range sortedKeys(args) {
-						if isCred, _ := credential(k, getString(args, k)); isCred {
-							c.report("CMP-T06", svcPath(n, "build", "args", k), 0, "service %q passes credential %s as a build arg", n, k)
+					for _, e := range envVars(get(s, "build", "args")) {
+						if isCred, _ := credential(e.name, e.value); isCred || len(harnessRefs(e.value)) > 0 {
+							c.report("CMP-T06", svcPath(n, "build", "args", e.key), 0, "service %q passes credential %s as a build arg", n, e.name)
 						}
 					}
 				})
