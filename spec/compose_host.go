@@ -387,14 +387,15 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H26", "No sandboxed runtime for the agent", high, axH,
-			"the agent runs on runc: no second kernel boundary (gVisor/Kata) in front of kernel bugs",
+		ruleDef{Rule: cr("CMP-H26", "No sandboxed runtime for the agent", med, axH,
+			"the agent runs on runc: no second kernel boundary (gVisor/Kata) in front of kernel bugs (severity follows lint.policy.sandboxed_runtime)",
 			"set runtime: runsc (gVisor) or a Kata runtime on the agent service"),
 			check: func(c *ctx) {
+				sev, why := c.runtimeSeverity()
 				for _, n := range c.compose.agentNames() {
-					rt := strings.ToLower(getString(c.compose.services[n], "runtime"))
-					if rt == "" || rt == "runc" || rt == "io.containerd.runc.v2" {
-						c.report("CMP-H26", svcPath(n, "runtime"), 0, "agent service %q has no sandboxed runtime (runtime %q)", n, rt)
+					rt := getString(c.compose.services[n], "runtime")
+					if !catalog.IsSandboxedRuntime(rt) {
+						c.report("CMP-H26", svcPath(n, "runtime"), sev, "agent service %q has no sandboxed runtime (runtime %q); %s", n, rt, why)
 					}
 				}
 			}},

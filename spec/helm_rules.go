@@ -3,6 +3,8 @@ package spec
 import (
 	"regexp"
 	"strings"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // agent-env values rules (hardening.md §2.4) and the pod-spec rules (§2.3) the chart passes
@@ -120,15 +122,17 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("HELM-H01", "Sandboxed runtime turned off", high, axH,
-			"runtimeClassName runc/CLUSTER_DEFAULT drops the chart's gVisor default",
+		ruleDef{Rule: cr("HELM-H01", "Sandboxed runtime turned off", med, axH,
+			"runtimeClassName runc/CLUSTER_DEFAULT drops the chart's gVisor default (severity follows lint.policy.sandboxed_runtime)",
 			"remove runtimeClassName (the chart defaults to gvisor)"),
 			check: func(c *ctx) {
+				sev, why := c.runtimeSeverity()
 				svcs := getMap(c.doc.model, "services")
 				for _, n := range sortedKeys(svcs) {
-					rt := getString(svcs[n], "runtimeClassName")
-					if rt != "" && !hardenedRTs[strings.ToLower(rt)] {
-						c.report("HELM-H01", P("services", n, "runtimeClassName"), 0, "service %q uses runtimeClassName %s instead of gvisor", n, rt)
+					v := at(svcs[n], "runtimeClassName")
+					rt := v.Str()
+					if v.Present() && !catalog.IsSandboxedRuntime(rt) {
+						c.report("HELM-H01", P("services", n, "runtimeClassName"), sev, "service %q uses runtimeClassName %q instead of gvisor; %s", n, rt, why)
 					}
 				}
 			}},

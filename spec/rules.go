@@ -66,6 +66,11 @@ func newCtx(doc *document, opts Options) *ctx {
 	return c
 }
 
+// runtimeSeverity is the severity of a missing sandboxed runtime under the lint policy.
+func (c *ctx) runtimeSeverity() (catalog.Severity, string) {
+	return catalog.SandboxedRuntimeSeverity(c.opts.RuntimePolicy, c.opts.EngineRuntimes, c.opts.EngineRuntimes != nil)
+}
+
 // report records a finding for rule id at path. sev 0 means the rule's catalogue severity;
 // detail is appended to the rule's message.
 func (c *ctx) report(id string, path Path, sev catalog.Severity, detail string, args ...any) {

@@ -37,6 +37,12 @@ type Options struct {
 	Env map[string]string
 	// MaxBytes caps the input size; 0 means DefaultMaxBytes.
 	MaxBytes int64
+	// RuntimePolicy sets the severity of a missing sandboxed runtime (CMP-H26, HELM-H01);
+	// "" is catalog.RuntimeRecommended.
+	RuntimePolicy catalog.RuntimePolicy
+	// EngineRuntimes are the runtimes the target engine or cluster offers (docker info's
+	// Runtimes, the cluster's RuntimeClasses); nil means unknown.
+	EngineRuntimes []string
 	// AllowOutsideProject lets include/extends/env_file read files outside the linted file's
 	// directory (by default they are refused, so a spec cannot make lint read /etc/shadow).
 	AllowOutsideProject bool
