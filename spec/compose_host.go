@@ -3,26 +3,12 @@ package spec
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // Compose host-axis rules (hardening.md §1.1).
-
-var (
-	engineSocketRE = regexp.MustCompile(`(^|/)(docker|containerd|crio|podman|dockershim|cri-dockerd|frakti|rktlet)\.sock(et)?$`)
-	engineDirs     = []string{"/var/run/docker", "/run/docker", "/run/containerd", "/var/run/containerd", "/run/crio", "/var/run/crio"}
-	critHostDirs   = []string{"/proc", "/sys", "/dev", "/etc", "/boot", "/root", "/var/lib/docker", "/var/lib/containerd", "/var/lib/kubelet"}
-	sensHostDirs   = []string{"/bin", "/sbin", "/boot", "/cdrom", "/dev", "/etc", "/home", "/lib", "/media", "/proc", "/root", "/run", "/selinux", "/srv", "/usr", "/var", "/sys", "/var/lib/docker"}
-	dockerDefault  = setOf("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID", "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
-	critCaps       = setOf("ALL", "SYS_ADMIN", "SYS_MODULE", "DAC_READ_SEARCH", "SYS_RAWIO", "BPF")
-	highCaps       = setOf("SYS_PTRACE", "NET_ADMIN", "PERFMON", "SYS_BOOT", "MAC_ADMIN", "MAC_OVERRIDE", "SYSLOG", "SYS_TIME")
-	safeSysctls    = setOf("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_unprivileged_port_start", "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat")
-	critDevRE      = regexp.MustCompile(`^/dev/(sd|nvme|vd|xvd|dm-|loop|mem$|kmem$|port$|kmsg$|hd|mapper/)`)
-	highDevRE      = regexp.MustCompile(`^/dev/(kvm|fuse|net/tun|vhost-|dri/|nvidia)`)
-)
 
 func setOf(xs ...string) map[string]bool {
 	m := map[string]bool{}
@@ -32,10 +18,7 @@ func setOf(xs ...string) map[string]bool {
 	return m
 }
 
-func normCap(c string) string {
-	c = strings.ToUpper(strings.TrimSpace(c))
-	return strings.TrimPrefix(c, "CAP_")
-}
+func normCap(c string) string { return catalog.NormCap(c) }
 
 // secOpt is one normalised security_opt entry and its index in the list.
 type secOpt struct {
@@ -57,12 +40,6 @@ func secOpts(svc map[string]any) map[string]secOpt {
 		out[k] = secOpt{v, i}
 	}
 	return out
-}
-
-// underDir reports whether p is dir or inside it.
-func underDir(p, dir string) bool {
-	p = path.Clean(p)
-	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // hostBinds yields each volume that binds a host path, including named volumes whose driver_opts
@@ -101,19 +78,11 @@ func init() {
 			"remove the socket mount; give the harness, not the agent, access to the engine"),
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					for i, raw := range getList(s, "volumes") {
-						vol, _ := raw.(map[string]any)
-						src, tgt := path.Clean(getString(vol, "source")), getString(vol, "target")
-						hit := getString(vol, "type") == "bind" && (engineSocketRE.MatchString(src) || engineSocketRE.MatchString(tgt))
-						for _, d := range engineDirs {
-							if getString(vol, "type") == "bind" && underDir(src, d) {
-								hit = true
-							}
+					c.hostBinds(s, func(i int, src, tgt string, _ bool, _ string) {
+						if catalog.ExposesEngineSocket(src) || catalog.EngineSocketRE.MatchString(tgt) {
+							c.report("CMP-H02", svcPath(n, "volumes", i), 0, "service %q mounts the engine socket (host %s)", n, path.Clean(src))
 						}
-						if hit {
-							c.report("CMP-H02", svcPath(n, "volumes", i), 0, "service %q mounts the engine socket %s", n, src)
-						}
-					}
+					})
 				})
 			}},
 		ruleDef{Rule: cr("CMP-H03", "use_api_socket enabled", crit, axH,
@@ -156,7 +125,7 @@ func init() {
 							c.report("CMP-H05", svcPath(n, "volumes", i), med, "service %q binds %s with %s propagation", n, src, prop)
 							return
 						}
-						if _, sens := sensitiveMount(src, rw); sens || engineSocketRE.MatchString(src) {
+						if _, sens := sensitiveMount(src, rw); sens || catalog.ExposesEngineSocket(src) {
 							return
 						}
 						if rw {
@@ -174,9 +143,9 @@ func init() {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, cp := range strList(s["cap_add"]) {
 						switch k := normCap(cp); {
-						case critCaps[k]:
+						case catalog.CriticalCaps[k]:
 							c.report("CMP-H06", svcPath(n, "cap_add", i), crit, "service %q adds %s", n, k)
-						case highCaps[k]:
+						case catalog.HighCaps[k]:
 							c.report("CMP-H06", svcPath(n, "cap_add", i), high, "service %q adds %s", n, k)
 						}
 					}
@@ -189,11 +158,11 @@ func init() {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, cp := range strList(s["cap_add"]) {
 						k := normCap(cp)
-						if critCaps[k] || highCaps[k] {
+						if catalog.CriticalCaps[k] || catalog.HighCaps[k] {
 							continue // CMP-H06 already says it louder
 						}
 						sev := low
-						if !dockerDefault[k] {
+						if !catalog.DockerDefaultCaps[k] {
 							sev = med
 						}
 						c.report("CMP-H07", svcPath(n, "cap_add", i), sev, "service %q adds capability %s", n, k)
@@ -236,7 +205,7 @@ func init() {
 					if o.val == "unconfined" {
 						sev := high
 						for _, cp := range strList(s["cap_add"]) {
-							if critCaps[normCap(cp)] || highCaps[normCap(cp)] {
+							if catalog.CriticalCaps[normCap(cp)] || catalog.HighCaps[normCap(cp)] {
 								sev = crit
 							}
 						}
@@ -318,9 +287,9 @@ func init() {
 						}
 						sev := med
 						switch {
-						case critDevRE.MatchString(src):
+						case catalog.CriticalDeviceRE.MatchString(src):
 							sev = crit
-						case highDevRE.MatchString(src):
+						case catalog.HighDeviceRE.MatchString(src):
 							sev = high
 						}
 						c.report("CMP-H21", svcPath(n, "devices", i), sev, "service %q gets host device %s", n, src)
@@ -355,13 +324,12 @@ func init() {
 			"remove the sysctl; never set route_localnet=1"),
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					for _, k := range sortedKeys(getMap(s, "sysctls")) {
-						v := getString(s, "sysctls", k)
-						switch {
-						case strings.Contains(k, "route_localnet") && v == "1":
-							c.report("CMP-H23", svcPath(n, "sysctls", k), high, "service %q sets %s=1: breaks the 127/8 boundary", n, k)
-						case !safeSysctls[k]:
-							c.report("CMP-H23", svcPath(n, "sysctls", k), med, "service %q sets unsafe sysctl %s", n, k)
+					for _, e := range envVars(s["sysctls"]) {
+						switch rl, unsafe := catalog.SysctlRisk(e.name, e.value); {
+						case rl:
+							c.report("CMP-H23", svcPath(n, "sysctls", e.key), high, "service %q sets %s=%s: breaks the 127/8 boundary", n, e.name, e.value)
+						case unsafe:
+							c.report("CMP-H23", svcPath(n, "sysctls", e.key), med, "service %q sets unsafe sysctl %s", n, e.name)
 						}
 					}
 				})
@@ -434,12 +402,8 @@ func init() {
 			"use a normal working directory such as /work"),
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					wd := getString(s, "working_dir")
-					for _, d := range []string{"/proc/", "/dev/", "/boot/", "/initrd/", "/lost+found/"} {
-						if strings.HasPrefix(path.Clean(wd)+"/", d) {
-							c.report("CMP-H29", svcPath(n, "working_dir"), 0, "service %q has working_dir %s", n, wd)
-							return
-						}
+					if wd := getString(s, "working_dir"); catalog.SystemWorkdir(wd) {
+						c.report("CMP-H29", svcPath(n, "working_dir"), 0, "service %q has working_dir %s", n, wd)
 					}
 				})
 			}},
@@ -448,28 +412,15 @@ func init() {
 
 // sensitiveMount classifies a host bind source against the sensitive host directories.
 func sensitiveMount(src string, rw bool) (catalog.Severity, bool) {
-	s := path.Clean(src)
-	if !path.IsAbs(s) {
-		return 0, false
+	if catalog.EngineSocketRE.MatchString(path.Clean(src)) {
+		return 0, false // the socket is CMP-H02's, not a directory
 	}
-	if s == "/" {
-		if rw {
-			return crit, true
-		}
+	critical, sensitive := catalog.HostDirRisk(src)
+	switch {
+	case critical && rw:
+		return crit, true
+	case sensitive:
 		return high, true
-	}
-	for _, d := range critHostDirs {
-		if underDir(s, d) {
-			if rw {
-				return crit, true
-			}
-			return high, true
-		}
-	}
-	for _, d := range sensHostDirs {
-		if underDir(s, d) && !engineSocketRE.MatchString(s) {
-			return high, true
-		}
 	}
 	return 0, false
 }

@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -11,8 +13,6 @@ import (
 // Compose network-axis rules (hardening.md §1.3).
 
 var (
-	metadataIPs = setOf("169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200", "168.63.129.16")
-	modelEnvRE  = regexp.MustCompile(`(?i)(_BASE_URL|_API_BASE|_API_URL|_ENDPOINT)$|^(OPENAI_BASE_URL|ANTHROPIC_BASE_URL|OLLAMA_HOST|OPENAI_API_BASE|AZURE_OPENAI_ENDPOINT)$`)
 	modelHostRE = regexp.MustCompile(`(?i)(openai|anthropic|googleapis|generativelanguage|huggingface|mistral|cohere|ollama|bedrock|scor|grader|ledger)`)
 	proxyKeys   = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
 )
@@ -206,7 +206,7 @@ func init() {
 				c.composeServices(func(n string, s map[string]any) {
 					for _, e := range extraHosts(s) {
 						switch {
-						case e.ip == "host-gateway" || metadataIPs[e.ip]:
+						case e.ip == catalog.HostGateway || catalog.MetadataAddrs[e.ip]:
 							c.report("CMP-N08", svcPath(n, "extra_hosts", e.key), high, "service %q maps %s to %s", n, e.host, e.ip)
 						case modelHostRE.MatchString(e.host):
 							c.report("CMP-N08", svcPath(n, "extra_hosts", e.key), med, "service %q remaps %s to %s (confuses allowlists)", n, e.host, e.ip)
@@ -251,7 +251,7 @@ func init() {
 						c.report("CMP-N11", svcPath(a, "models"), 0, "agent %q is attached to Compose models", a)
 					}
 					for _, e := range c.env(a) {
-						if modelEnvRE.MatchString(e.name) {
+						if catalog.ModelEndpointRE.MatchString(e.name) {
 							c.report("CMP-N11", e.path, 0, "agent %q gets model endpoint variable %s", a, e.name)
 						}
 					}
@@ -268,7 +268,7 @@ func init() {
 						}
 						for _, e := range strings.Split(v.value, ",") {
 							e = strings.TrimSpace(e)
-							if e == "*" || metadataIPs[e] || strings.HasSuffix(e, ".internal") || modelHostRE.MatchString(e) || c.compose.isScoring(e) {
+							if e == "*" || catalog.MetadataAddrs[e] || strings.HasSuffix(e, ".internal") || modelHostRE.MatchString(e) || c.compose.isScoring(e) {
 								c.report("CMP-N12", v.path, med, "agent %q exempts %q from the proxy", a, e)
 							}
 						}

@@ -4,32 +4,20 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+
 	units "github.com/docker/go-units"
 )
 
 // Compose resource (hardening.md §1.2) and tooling/secrets (§1.4) rules.
 
 var (
-	credNames = setOf("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "DIGITALOCEAN_ACCESS_TOKEN", "DOCKERHUB_PASSWORD", "FIREBASE_TOKEN", "CI_DEPLOY_PASSWORD", "GOOGLE_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "HEROKU_API_KEY", "AWS_CONFIG_FILE", "HF_TOKEN_PATH", "GOOGLE_APPLICATION_CREDENTIALS")
-	// Model-API, cloud, registry and VCS credentials are CRITICAL on the agent.
-	critCredRE  = regexp.MustCompile(`(?i)^(AWS_|AZURE_|GOOGLE_|GCP_|GH_|GITHUB_|GITLAB_|OPENAI_|ANTHROPIC_|HF_|HUGGING|GEMINI_|MISTRAL_|DOCKERHUB_|REGISTRY_|DIGITALOCEAN_)`)
-	credKeyRE   = regexp.MustCompile(`(?i)(secret|password|passwd|pwd|token|jwt|bearer|credential|api_?key|private_?key)`)
-	credValueRE = regexp.MustCompile(`BEGIN [A-Z ]*PRIVATE KEY|eyJhbGciO|(?i:^bearer )|AKIA[0-9A-Z]{16}|ghp_[0-9A-Za-z]{36}|AIza[0-9A-Za-z\-_]{35}|xox[baprs]-[0-9A-Za-z]{10,48}|sk-[A-Za-z0-9_\-]{20,}`)
-	flagNameRE  = regexp.MustCompile(`(?i)(flag|answer|solution|score|grader|ledger)`)
-	digestRE    = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
+	flagNameRE = regexp.MustCompile(`(?i)(flag|answer|solution|score|grader|ledger)`)
+	digestRE   = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
 )
 
 // credential classifies an environment entry; the value is inspected but never reported.
-func credential(key, val string) (isCred, critical bool) {
-	k := strings.ToUpper(key)
-	if credNames[k] || credValueRE.MatchString(val) {
-		return true, critCredRE.MatchString(k) || credValueRE.MatchString(val)
-	}
-	if credKeyRE.MatchString(k) && !strings.HasSuffix(k, "_FILE") && !strings.HasSuffix(k, "_PATH") {
-		return true, critCredRE.MatchString(k)
-	}
-	return false, false
-}
+func credential(key, val string) (isCred, critical bool) { return catalog.Credential(key, val) }
 
 func memBytes(v any) (int64, bool) {
 	switch x := v.(type) {

@@ -11,11 +11,9 @@ import (
 // through from services.<name>.securityContext, volumes, resources, env and image.
 
 var (
-	privateDNSRE   = regexp.MustCompile(`(?i)(\.local|\.internal|\.test|\.example|\.invalid|\.lan|\.svc|\.localhost|\.home\.arpa)\.?$`)
-	frontingRE     = regexp.MustCompile(`(?i)(cloudfront|akamai|fastly|cloudflare|azureedge|googleusercontent|pypi|npmjs|github|githubusercontent|docker\.io|amazonaws)`)
-	hardenedRTs    = setOf("gvisor", "runsc", "kata", "kata-qemu", "kata-fc", "kata-clh")
-	pssBaselineCap = setOf("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT")
-	k8sCritHostRE  = regexp.MustCompile(`(^|/)(docker|containerd|crio)\.sock$|^/$|^/(proc|sys|dev|etc|var/lib/kubelet|var/lib/docker|var/run)(/|$)`)
+	privateDNSRE  = regexp.MustCompile(`(?i)(\.local|\.internal|\.test|\.example|\.invalid|\.lan|\.svc|\.localhost|\.home\.arpa)\.?$`)
+	frontingRE    = regexp.MustCompile(`(?i)(cloudfront|akamai|fastly|cloudflare|azureedge|googleusercontent|pypi|npmjs|github|githubusercontent|docker\.io|amazonaws)`)
+	k8sCritHostRE = regexp.MustCompile(`(^|/)(docker|containerd|crio)\.sock$|^/$|^/(proc|sys|dev|etc|var/lib/kubelet|var/lib/docker|var/run)(/|$)`)
 )
 
 // helmContainers runs fn for every container the chart renders for a service: the service
@@ -203,9 +201,9 @@ func init() {
 					for i, cp := range strList(get(m, "securityContext", "capabilities", "add")) {
 						k := normCap(cp)
 						switch {
-						case critCaps[k]:
+						case catalog.CriticalCaps[k]:
 							c.report("K8S-H04", P(base, "securityContext", "capabilities", "add", i), crit, "service %q adds %s", n, k)
-						case !pssBaselineCap[k]:
+						case !catalog.PSSBaselineCaps[k]:
 							c.report("K8S-H04", P(base, "securityContext", "capabilities", "add", i), high, "service %q adds %s (outside the PSS baseline)", n, k)
 						}
 					}
