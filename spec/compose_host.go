@@ -63,9 +63,7 @@ func (c *ctx) hostBinds(svc map[string]any, fn func(i int, src, target string, r
 
 func init() {
 	register(
-		ruleDef{Rule: cr("CMP-H01", "Privileged container", crit, axH,
-			"privileged: true gives the container every capability, no seccomp/AppArmor, all host devices and a writable /sys",
-			"remove privileged: true and add only the capabilities the task needs"),
+		ruleDef{id: "CMP-H01",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "privileged"); b {
@@ -73,9 +71,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H02", "Container-engine socket mounted", crit, axH,
-			"a container-engine API socket is mounted: the engine API is host root",
-			"remove the socket mount; give the harness, not the agent, access to the engine"),
+		ruleDef{id: "CMP-H02",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					c.hostBinds(s, func(i int, src, tgt string, _ bool, _ string) {
@@ -85,9 +81,7 @@ func init() {
 					})
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H03", "use_api_socket enabled", crit, axH,
-			"use_api_socket mounts the engine API socket and the user's registry credentials into the container",
-			"remove use_api_socket"),
+		ruleDef{id: "CMP-H03",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "use_api_socket"); b {
@@ -95,9 +89,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H04", "Sensitive host directory mounted", high, axH,
-			"a host system directory is bind-mounted into the container",
-			"drop the bind mount; copy the files the task needs into the image or a named volume"),
+		ruleDef{id: "CMP-H04",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					c.hostBinds(s, func(i int, src, _ string, rw bool, _ string) {
@@ -111,9 +103,7 @@ func init() {
 					})
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H05", "Host bind mount / mount propagation", med, axH,
-			"a host directory is bind-mounted (a host-data channel); shared propagation lets mounts reach the host",
-			"use a named volume or copy files in; never use shared/rshared propagation"),
+		ruleDef{id: "CMP-H05",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					c.hostBinds(s, func(i int, src, _ string, rw bool, prop string) {
@@ -136,9 +126,7 @@ func init() {
 					})
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H06", "Dangerous capability added", crit, axH,
-			"cap_add grants a capability that is an escape primitive or re-enables blocked syscalls",
-			"remove the capability from cap_add"),
+		ruleDef{id: "CMP-H06",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, cp := range strList(s["cap_add"]) {
@@ -151,9 +139,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H07", "Capability added", med, axH,
-			"cap_add grants a capability (least privilege)",
-			"remove the capability unless the task needs it"),
+		ruleDef{id: "CMP-H07",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, cp := range strList(s["cap_add"]) {
@@ -169,9 +155,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H08", "Capabilities not dropped", med, axH,
-			"cap_drop does not contain ALL, so Docker's 14 default capabilities stay",
-			"add cap_drop: [ALL] and add back only what is needed"),
+		ruleDef{id: "CMP-H08",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if !hasCap(s["cap_drop"], "ALL") {
@@ -179,9 +163,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H09", "NET_RAW not dropped", low, axH,
-			"NET_RAW allows raw/packet sockets (ARP/ICMP crafting, sniffing, packet-socket kernel bugs)",
-			"drop ALL (or at least NET_RAW) in cap_drop"),
+		ruleDef{id: "CMP-H09",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "privileged"); b {
@@ -193,9 +175,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H10", "Seccomp disabled", high, axH,
-			"seccomp is unconfined: every syscall used by the kernel-bug escape classes is reachable",
-			"remove seccomp:unconfined (keep Docker's default profile)"),
+		ruleDef{id: "CMP-H10",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					o, ok := secOpts(s)["seccomp"]
@@ -215,13 +195,9 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H11", "AppArmor disabled", high, axH,
-			"apparmor:unconfined drops the docker-default profile (which denies /proc/sys writes and mounts)",
-			"remove apparmor:unconfined"),
+		ruleDef{id: "CMP-H11",
 			check: secOptRule("CMP-H11", "apparmor", "unconfined", "runs with AppArmor unconfined")},
-		ruleDef{Rule: cr("CMP-H12", "SELinux separation disabled", high, axH,
-			"label:disable / spc_t disables SELinux separation",
-			"remove the label option"),
+		ruleDef{id: "CMP-H12",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if o, ok := secOpts(s)["label"]; ok && (o.val == "disable" || strings.Contains(o.val, "spc_t")) {
@@ -229,9 +205,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H13", "no-new-privileges not set", med, axH,
-			"without no-new-privileges, setuid binaries and file capabilities can raise privileges",
-			"add security_opt: [\"no-new-privileges:true\"]"),
+		ruleDef{id: "CMP-H13",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					o, ok := secOpts(s)["no-new-privileges"]
@@ -240,33 +214,19 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H14", "/proc and /sys masks removed", high, axH,
-			"systempaths=unconfined removes Docker's masked and read-only kernel paths",
-			"remove systempaths=unconfined"),
+		ruleDef{id: "CMP-H14",
 			check: secOptRule("CMP-H14", "systempaths", "unconfined", "unmasks /proc and /sys (systempaths=unconfined)")},
-		ruleDef{Rule: cr("CMP-H15", "Writable cgroups", high, axH,
-			"writable-cgroups=true mounts cgroupfs read-write (release_agent class on cgroup v1)",
-			"remove writable-cgroups=true"),
+		ruleDef{id: "CMP-H15",
 			check: secOptRule("CMP-H15", "writable-cgroups", "true", "mounts cgroupfs writable")},
-		ruleDef{Rule: cr("CMP-H16", "Host PID namespace", crit, axH,
-			"pid: host shows host processes (and /proc/<pid>/root); with SYS_PTRACE it is an escape",
-			"remove pid: host"),
+		ruleDef{id: "CMP-H16",
 			check: modeRule("CMP-H16", "pid", map[string]int{"host": int(crit), "service:": int(med), "container:": int(med)})},
-		ruleDef{Rule: cr("CMP-H17", "Host IPC namespace", high, axH,
-			"ipc: host shares host shared memory and semaphores",
-			"remove ipc: host (use private)"),
+		ruleDef{id: "CMP-H17",
 			check: modeRule("CMP-H17", "ipc", map[string]int{"host": int(high), "shareable": int(low), "service:": int(low), "container:": int(low)})},
-		ruleDef{Rule: cr("CMP-H18", "Host UTS namespace", low, axH,
-			"uts: host shares the host's hostname",
-			"remove uts: host"),
+		ruleDef{id: "CMP-H18",
 			check: modeRule("CMP-H18", "uts", map[string]int{"host": int(low)})},
-		ruleDef{Rule: cr("CMP-H19", "Host user namespace", high, axH,
-			"userns_mode: host opts out of userns-remap: container root is host uid 0",
-			"remove userns_mode: host"),
+		ruleDef{id: "CMP-H19",
 			check: modeRule("CMP-H19", "userns_mode", map[string]int{"host": int(high)})},
-		ruleDef{Rule: cr("CMP-H20", "Host cgroup namespace", med, axH,
-			"cgroup: host shows host cgroup paths; with writable cgroupfs it is the release_agent precondition",
-			"remove cgroup: host / cgroup_parent"),
+		ruleDef{id: "CMP-H20",
 			check: func(c *ctx) {
 				modeRule("CMP-H20", "cgroup", map[string]int{"host": int(med)})(c)
 				c.composeServices(func(n string, s map[string]any) {
@@ -275,9 +235,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H21", "Host devices exposed", crit, axH,
-			"a host device is passed into the container",
-			"remove the device; raw host disks are the host filesystem"),
+		ruleDef{id: "CMP-H21",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, raw := range getList(s, "devices") {
@@ -302,9 +260,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H22", "GPU exposed", med, axH,
-			"GPUs expose /dev/nvidia* and the host driver ioctl surface",
-			"remove gpus / GPU device reservations unless the eval needs them"),
+		ruleDef{id: "CMP-H22",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if s["gpus"] != nil {
@@ -319,9 +275,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H23", "Unsafe sysctl", med, axH,
-			"a sysctl outside the Pod Security safe list is set",
-			"remove the sysctl; never set route_localnet=1"),
+		ruleDef{id: "CMP-H23",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for _, e := range envVars(s["sysctls"]) {
@@ -334,9 +288,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H24", "Writable root filesystem", med, axH,
-			"the root filesystem is writable: the agent can replace binaries the harness later runs",
-			"set read_only: true and give scratch space with tmpfs"),
+		ruleDef{id: "CMP-H24",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "read_only"); !b {
@@ -344,9 +296,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H25", "Runs as root", med, axH,
-			"the service runs as root (unless the image sets a non-root USER); most escapes presuppose root",
-			"set user: \"1000:1000\" (a non-root uid)"),
+		ruleDef{id: "CMP-H25",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					u := strings.TrimSpace(getString(s, "user"))
@@ -355,9 +305,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H26", "No sandboxed runtime for the agent", med, axH,
-			"the agent runs on runc: no second kernel boundary (gVisor/Kata) in front of kernel bugs (severity follows lint.policy.sandboxed_runtime)",
-			"set runtime: runsc (gVisor) or a Kata runtime on the agent service"),
+		ruleDef{id: "CMP-H26",
 			check: func(c *ctx) {
 				sev, why := c.runtimeSeverity()
 				for _, n := range c.compose.agentNames() {
@@ -367,9 +315,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-H27", "Privileged lifecycle hook", high, axH,
-			"a post_start/pre_stop hook runs privileged (or as root in a non-root service) inside the container",
-			"drop privileged/user root from the hook"),
+		ruleDef{id: "CMP-H27",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					svcUser := getString(s, "user")
@@ -384,9 +330,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H28", "OOM killer disabled", med, axH,
-			"oom_kill_disable / negative oom_score_adj make other tenants and the harness die first",
-			"remove oom_kill_disable and negative oom_score_adj"),
+		ruleDef{id: "CMP-H28",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "oom_kill_disable"); b {
@@ -397,9 +341,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H29", "Working directory in a system path", high, axH,
-			"working_dir under /proc, /dev or /boot (the runc CVE-2024-21626 pattern)",
-			"use a normal working directory such as /work"),
+		ruleDef{id: "CMP-H29",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if wd := getString(s, "working_dir"); catalog.SystemWorkdir(wd) {

@@ -57,9 +57,7 @@ func isPrivateResolver(s string) bool {
 
 func init() {
 	register(
-		ruleDef{Rule: cr("CMP-N01", "Host network namespace", crit, axN,
-			"network_mode: host puts the service in the host's network namespace (host loopback services, metadata route, no internal network)",
-			"remove network_mode: host; use network_mode: none or an internal network"),
+		ruleDef{id: "CMP-N01",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if c.compose.networkMode(n) == "host" {
@@ -72,9 +70,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-N02", "Shared network namespace", med, axN,
-			"network_mode service:/container: shares another container's loopback listeners and egress",
-			"give the service its own network namespace on an internal network"),
+		ruleDef{id: "CMP-N02",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					nm := getString(s, "network_mode")
@@ -89,9 +85,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-N03", "Agent on a non-internal network", high, axN,
-			"the agent is attached to a network without internal: true (SNAT to the internet and a route to the host)",
-			"put the agent on a network with internal: true, or set network_mode: none"),
+		ruleDef{id: "CMP-N03",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					if c.compose.onDefaultBridge(a) {
@@ -122,9 +116,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-N04", "Agent shares a network with the scoring plane", crit, axN,
-			"the agent shares a network with a scorer/ledger/grader service and can reach the scoring plane",
-			"put the scorer on its own network that the agent does not join"),
+		ruleDef{id: "CMP-N04",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					mine := setOf(c.compose.serviceNetworks(a)...)
@@ -143,9 +135,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-N05", "Dual-homed service next to the agent", high, axN,
-			"a service on the agent's network is also on a non-internal network: a pivot to the outside (and Docker DNS keeps forwarding upstream)",
-			"keep every service on the agent's network internal-only, or declare it as the egress proxy (x-rangekeeper.role: proxy)"),
+		ruleDef{id: "CMP-N05",
 			check: func(c *ctx) {
 				agentNets := map[string]bool{}
 				for _, a := range c.compose.agentNames() {
@@ -171,9 +161,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-N06", "Internal network DNS leak on this engine", high, axN,
-			"the agent relies on internal: true, but this Docker Engine forwards DNS from internal networks upstream (CVE-2024-29018)",
-			"upgrade Docker Engine to 26.0.0+, 25.0.4+ or 23.0.11+"),
+		ruleDef{id: "CMP-N06",
 			check: func(c *ctx) {
 				vuln, known := dockerVulnerableDNS(c.opts.EngineVersion)
 				if !known || !vuln {
@@ -187,9 +175,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-N07", "Agent DNS outside the range", med, axN,
-			"dns: on the agent points at a resolver outside the range (a direct DNS channel, or the internal-network leak upstream)",
-			"remove dns: or point it at an in-range sinkhole resolver"),
+		ruleDef{id: "CMP-N07",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					for i, d := range strList(c.compose.services[a]["dns"]) {
@@ -199,9 +185,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-N08", "extra_hosts to the host or metadata", high, axN,
-			"extra_hosts maps a name to the host gateway or a cloud metadata address, or remaps a model/scorer name",
-			"remove the extra_hosts entry"),
+		ruleDef{id: "CMP-N08",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for _, e := range extraHosts(s) {
@@ -214,9 +198,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-N09", "Published ports", med, axN,
-			"ports are published on the host: the agent becomes reachable from outside the range",
-			"remove ports: (use expose: for in-range traffic) or bind to 127.0.0.1"),
+		ruleDef{id: "CMP-N09",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, raw := range getList(s, "ports") {
@@ -237,13 +219,9 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-N10", "IPv6 on the agent network", med, axN,
-			"enable_ipv6 on an agent network: IPv6 egress is often left open when IPv4 is locked down",
-			"remove enable_ipv6 from the agent's networks"),
+		ruleDef{id: "CMP-N10",
 			check: agentNetRule("CMP-N10", "enable_ipv6", "agent network %q enables IPv6")},
-		ruleDef{Rule: cr("CMP-N11", "Model API reachable from the agent", high, axN,
-			"the agent is given a model endpoint: it can call models or leak prompts outside the harness",
-			"remove models:/model endpoint variables from the agent; Inspect calls the model from outside"),
+		ruleDef{id: "CMP-N11",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					s := c.compose.services[a]
@@ -257,9 +235,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-N12", "Proxy exemptions", med, axN,
-			"NO_PROXY exempts destinations from the egress proxy: they become direct connections",
-			"keep NO_PROXY to in-range names only; never *, metadata IPs or the scorer"),
+		ruleDef{id: "CMP-N12",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					for _, v := range c.env(a) {
@@ -275,17 +251,11 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-N13", "Agent network created outside Compose", med, axN,
-			"the agent's network is external: its isolation cannot be verified from this file",
-			"define the agent network in this file with internal: true"),
+		ruleDef{id: "CMP-N13",
 			check: agentNetRule("CMP-N13", "external", "agent network %q is external; its isolation is unknown")},
-		ruleDef{Rule: cr("CMP-N14", "Agent network attachable", low, axN,
-			"attachable: true lets standalone containers join the agent's network",
-			"remove attachable: true"),
+		ruleDef{id: "CMP-N14",
 			check: agentNetRule("CMP-N14", "attachable", "agent network %q is attachable")},
-		ruleDef{Rule: cr("CMP-N15", "Legacy links", low, axN,
-			"links/external_links wire services together outside networks and leak addresses into env",
-			"remove links and use networks"),
+		ruleDef{id: "CMP-N15",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for _, k := range []string{"links", "external_links"} {

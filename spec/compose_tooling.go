@@ -33,9 +33,7 @@ func memBytes(v any) (int64, bool) {
 
 func init() {
 	register(
-		ruleDef{Rule: cr("CMP-R01", "No memory limit", med, axH,
-			"no memory limit: an agent memory bomb hits the host and co-tenants",
-			"set mem_limit (or deploy.resources.limits.memory)"),
+		ruleDef{id: "CMP-R01",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if s["mem_limit"] == nil && get(s, "deploy", "resources", "limits", "memory") == nil {
@@ -43,9 +41,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R02", "No CPU limit", low, axH,
-			"no CPU limit (cpu_shares alone is only a weight)",
-			"set cpus (or deploy.resources.limits.cpus)"),
+		ruleDef{id: "CMP-R02",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if s["cpus"] == nil && s["cpu_quota"] == nil && get(s, "deploy", "resources", "limits", "cpus") == nil {
@@ -53,9 +49,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R03", "No PID limit", med, axH,
-			"no PID limit: a fork bomb exhausts the host's PIDs",
-			"set pids_limit (e.g. 256)"),
+		ruleDef{id: "CMP-R03",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					v := s["pids_limit"]
@@ -67,9 +61,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R04", "Swap allowed", low, axH,
-			"memswap_limit unset or above the memory limit: the service can swap",
-			"set memswap_limit equal to mem_limit"),
+		ruleDef{id: "CMP-R04",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					mem, okm := memBytes(s["mem_limit"])
@@ -85,9 +77,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R05", "Raised ulimits", low, axH,
-			"ulimits raise nproc/nofile/memlock/core above defaults",
-			"remove the raised ulimits"),
+		ruleDef{id: "CMP-R05",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for _, k := range sortedKeys(getMap(s, "ulimits")) {
@@ -112,9 +102,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R06", "Unbounded tmpfs / shm", low, axH,
-			"tmpfs without size= (or without noexec), or a very large shm_size; tmpfs counts against memory",
-			"give every tmpfs size= and noexec, keep shm_size small"),
+		ruleDef{id: "CMP-R06",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, t := range strList(s["tmpfs"]) {
@@ -132,9 +120,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R07", "Agent restarts forever", low, axH,
-			"restart: always/unless-stopped on the agent masks kills and crash loops",
-			"use restart: \"no\" (Inspect manages the lifecycle) or on-failure:5"),
+		ruleDef{id: "CMP-R07",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					if r := getString(c.compose.services[a], "restart"); r == "always" || r == "unless-stopped" {
@@ -142,9 +128,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-R08", "No init process", info, axH,
-			"init: true is absent: no zombie reaping if the agent spawns many children",
-			"set init: true"),
+		ruleDef{id: "CMP-R08",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					if b, _ := getBool(c.compose.services[a], "init"); !b {
@@ -152,9 +136,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-R09", "No healthcheck", info, axH,
-			"the agent has no healthcheck",
-			"add a healthcheck"),
+		ruleDef{id: "CMP-R09",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					if c.compose.services[a]["healthcheck"] == nil {
@@ -162,9 +144,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-T01", "Credentials in the environment", crit, axT,
-			"a credential is in a service's environment; anything in the agent's env is the agent's",
-			"remove the variable; keep model and cloud credentials in the harness outside the sandbox"),
+		ruleDef{id: "CMP-T01",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					sev, who := med, "service"
@@ -207,9 +187,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-T02", "Scoring material granted to the agent", high, axT,
-			"a secret/config given to the agent is shared with the scoring plane or named like a flag/answer",
-			"do not grant scoring secrets or configs to the agent"),
+		ruleDef{id: "CMP-T02",
 			check: func(c *ctx) {
 				for _, kind := range []string{"secrets", "configs"} {
 					scoring := map[string]bool{}
@@ -230,9 +208,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-T03", "Volume shared across the trust boundary", info, axT,
-			"a named volume (or volumes_from) is shared between the agent and another service: a tamper/plant channel",
-			"do not share volumes between the agent and other services"),
+		ruleDef{id: "CMP-T03",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					mine := map[string]int{}
@@ -261,9 +237,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-T04", "Image not pinned", med, axT,
-			"the image is :latest/untagged (MEDIUM) or not pinned by digest (LOW): the range is not reproducible",
-			"pin the image by tag and @sha256 digest"),
+		ruleDef{id: "CMP-T04",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					img := getString(s, "image")
@@ -285,9 +259,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-T05", "Image registry outside the allowlist", low, axT,
-			"the image comes from a registry outside the operator's allowlist (supply chain)",
-			"pull from an allowlisted registry or mirror"),
+		ruleDef{id: "CMP-T05",
 			check: func(c *ctx) {
 				if len(c.opts.RegistryAllowlist) == 0 {
 					return // policy off: nothing to compare against
@@ -299,9 +271,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-T06", "Secrets in build args", high, axT,
-			"build args carry a credential: it is baked into image layers the agent can read",
-			"pass build secrets with build.secrets, never args"),
+		ruleDef{id: "CMP-T06",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for _, e := range envVars(get(s, "build", "args")) {
@@ -311,9 +281,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-T08", "Provider outputs injected into the agent", med, axT,
-			"the agent depends on a provider service whose outputs (URLs, API keys) Compose injects into it",
-			"do not make the agent depend on provider services"),
+		ruleDef{id: "CMP-T08",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					for _, dep := range sortedKeys(getMap(c.compose.services[a], "depends_on")) {

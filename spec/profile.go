@@ -21,9 +21,7 @@ type Profile struct {
 func (p Profile) String() string { return p.T + "." + p.H + "." + p.N }
 
 func init() {
-	register(ruleDef{Rule: cr("THN-001", "Incompatible T.H.N combination", high, axN,
-		"the spec's sandbox profile is a combination the AISI guidance marks incompatible",
-		"change the isolation tier or the network level (e.g. use k8s for pre-approved domains)")})
+	register(ruleDef{id: "THN-001"})
 }
 
 // classify derives the profile from the parsed spec and the rule context.

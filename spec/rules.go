@@ -8,22 +8,23 @@ import (
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
-// ruleDef ties a catalogue entry to the function that decides it. Adding a rule is one entry in
-// a format's table plus a firing and a non-firing fixture in testdata/rules.
+// ruleDef ties a catalogue rule (spec/catalog) to the function that decides it on a spec.
+// Adding a rule is one entry in the catalogue, one entry in a format's table here, and a firing
+// and a non-firing fixture in testdata/rules.
 type ruleDef struct {
-	catalog.Rule
+	id      string
 	formats []Format
 	check   func(c *ctx)
 }
 
 var registry = map[Format][]ruleDef{}
 
-// register records rule metadata in the shared catalogue and the check for its formats.
+// register records the check for its formats; the rule must be in the catalogue.
 func register(defs ...ruleDef) {
 	for _, d := range defs {
-		catalog.Register(d.Rule)
+		catalog.MustLookup(d.id)
 		if d.formats == nil {
-			d.formats = formatsByPrefix(d.ID)
+			d.formats = formatsByPrefix(d.id)
 		}
 		for _, f := range d.formats {
 			registry[f] = append(registry[f], d)
@@ -37,7 +38,7 @@ func register(defs ...ruleDef) {
 
 func rulesFor(f Format) []ruleDef {
 	out := append([]ruleDef(nil), registry[f]...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
 }
 
@@ -45,7 +46,7 @@ func rulesFor(f Format) []ruleDef {
 func RuleIDs(f Format) []string {
 	var ids []string
 	for _, d := range rulesFor(f) {
-		ids = append(ids, d.ID)
+		ids = append(ids, d.id)
 	}
 	return ids
 }
@@ -133,28 +134,6 @@ func formatsByPrefix(id string) []Format {
 		return []Format{FormatHelm}
 	}
 	return nil
-}
-
-// sectionRefs points each rule family at its section of the hardening brief, which carries the
-// upstream sources (docker-bench, KICS, Trivy, PSA, ...) per rule.
-var sectionRefs = map[string]string{
-	"CMP-H": "hardening.md §1.1 (Compose host axis)", "CMP-R": "hardening.md §1.2 (Compose resources)",
-	"CMP-N": "hardening.md §1.3 (Compose network axis)", "CMP-T": "hardening.md §1.4 (Compose tooling axis)",
-	"K8S-": "hardening.md §2.3 (Kubernetes)", "HELM-": "hardening.md §2.4 (agent-env values)",
-	"PVE-": "hardening.md §3 (Proxmox)", "THN-": "inspect-sandboxes.md §5 (AISI T.H.N profile)",
-	"RK-": "rangekeeper lint",
-}
-
-// cr builds the catalogue entry of a rule.
-func cr(id, title string, sev catalog.Severity, axis catalog.Axis, msg, fix string, refs ...string) catalog.Rule {
-	refs = append(refs, upstreamRefs[id]...)
-	for p, ref := range sectionRefs {
-		if strings.HasPrefix(id, p) {
-			refs = append([]string{ref}, refs...)
-			break
-		}
-	}
-	return catalog.Rule{ID: id, Title: title, Severity: sev, Axis: axis, Message: msg, Fix: fix, References: refs}
 }
 
 func sevFrom(i int) catalog.Severity { return catalog.Severity(i) }
