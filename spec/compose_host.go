@@ -354,8 +354,8 @@ func init() {
 
 // sensitiveMount classifies a host bind source against the sensitive host directories.
 func sensitiveMount(src string, rw bool) (catalog.Severity, bool) {
-	if catalog.EngineSocketRE.MatchString(path.Clean(src)) {
-		return 0, false // the socket is CMP-H02's, not a directory
+	if catalog.EngineStatePath(src) {
+		return 0, false // the socket or its directory is CMP-H02's
 	}
 	critical, sensitive := catalog.HostDirRisk(src)
 	switch {

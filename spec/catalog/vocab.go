@@ -33,16 +33,25 @@ var (
 // (`/var/run`, `/run`, `/`).
 func ExposesEngineSocket(hostPath string) bool {
 	p := path.Clean(hostPath)
+	if EngineStatePath(p) {
+		return true
+	}
+	for _, s := range engineSocketPaths {
+		if p == "/" || strings.HasPrefix(s, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// EngineStatePath reports an engine socket or a path inside an engine's socket/state directory.
+func EngineStatePath(hostPath string) bool {
+	p := path.Clean(hostPath)
 	if EngineSocketRE.MatchString(p) {
 		return true
 	}
 	for _, d := range EngineDirs {
 		if Under(p, d) {
-			return true
-		}
-	}
-	for _, s := range engineSocketPaths {
-		if p == "/" || strings.HasPrefix(s, p+"/") {
 			return true
 		}
 	}
