@@ -480,4 +480,8 @@ var builtin = []Rule{
 		Message:    "dnsPolicy: Default resolves with the node's resolver, bypassing in-cluster DNS policy",
 		Fix:        "remove dnsPolicy: Default",
 		References: []string{"hardening.md §2.3 (Kubernetes)", "https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/"}},
+	{ID: "PVE-T02", Title: "Harness reaches the API as root without TLS verification", Severity: SeverityMedium, Axis: AxisTooling,
+		Message:    "the endpoint is reached as root@pam with TLS verification off: an agent that reaches the API, or the path to it, gets the control plane",
+		Fix:        "use an API token with a least-privilege role and verify TLS (ca_file)",
+		References: []string{"hardening.md §3 (Proxmox)", "IPS schema.py ProxmoxInstanceConfig (user, verify_tls)"}},
 }
