@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 
+	"github.com/rangekeeper/rangekeeper/spec/advisory"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"net/netip"
 	"regexp"
@@ -16,36 +17,6 @@ var (
 	modelHostRE = regexp.MustCompile(`(?i)(openai|anthropic|googleapis|generativelanguage|huggingface|mistral|cohere|ollama|bedrock|scor|grader|ledger)`)
 	proxyKeys   = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
 )
-
-// dockerVulnerableDNS reports whether an engine version has the internal-network DNS leak
-// (CVE-2024-29018: fixed in 26.0.0, 25.0.4, 23.0.11; 25.0.0-25.0.3 also resolved external names).
-func dockerVulnerableDNS(v string) (bool, bool) {
-	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
-	parts := strings.SplitN(strings.SplitN(v, "-", 2)[0], ".", 3)
-	if len(parts) < 2 {
-		return false, false
-	}
-	nums := make([]int, 3)
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			return false, false
-		}
-		nums[i] = n
-	}
-	major, minor, patch := nums[0], nums[1], nums[2]
-	switch {
-	case major < 23:
-		return true, true
-	case major == 23:
-		return minor == 0 && patch < 11, true
-	case major == 24:
-		return true, true
-	case major == 25:
-		return minor == 0 && patch < 4, true
-	}
-	return false, true
-}
 
 func isPrivateResolver(s string) bool {
 	a, err := netip.ParseAddr(s)
@@ -163,14 +134,22 @@ func init() {
 			}},
 		ruleDef{id: "CMP-N06",
 			check: func(c *ctx) {
-				vuln, known := dockerVulnerableDNS(c.opts.EngineVersion)
-				if !known || !vuln {
+				if c.opts.EngineVersion == "" {
+					return
+				}
+				r := advisory.Check("CVE-2024-29018", c.opts.EngineVersion)
+				sev := catalog.SeverityNone
+				switch r.Status {
+				case advisory.Vulnerable:
+				case advisory.Unknown:
+					sev = info // a distribution build the advisory table cannot judge
+				default:
 					return
 				}
 				for _, a := range c.compose.agentNames() {
 					for _, net := range c.compose.serviceNetworks(a) {
 						if c.compose.networkInternal(net) {
-							c.report("CMP-N06", P("networks", net, "internal"), 0, "agent %q relies on internal network %q, but Docker Engine %s leaks DNS upstream from internal networks", a, net, c.opts.EngineVersion)
+							c.report("CMP-N06", P("networks", net, "internal"), sev, "agent %q relies on internal network %q; Docker Engine: %s", a, net, r.Detail)
 						}
 					}
 				}

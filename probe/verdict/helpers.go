@@ -3,6 +3,8 @@ package verdict
 import (
 	"fmt"
 
+	"github.com/rangekeeper/rangekeeper/spec/advisory"
+
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
@@ -27,24 +29,32 @@ func orUnreadable(s string) string {
 	return s
 }
 
-func runcClass(vs Versions, v *Verdict, fixed string, sev catalog.Severity, cve string) {
-	if vs.Runc == "" {
-		v.Note = "runc version not visible from inside; pass the host's runc version"
+// versionClass decides a host-component CVE class from the component's version through the
+// advisory table: a distribution build the table cannot judge is INFO "unknown", never exposed.
+func versionClass(v *Verdict, check, ver, cve string, sev catalog.Severity, missing string) {
+	if ver == "" {
+		v.Note = missing
 		return
 	}
-	rv := parseVersion(vs.Runc)
-	if !rv.ok {
-		v.Note = "unparseable runc version " + vs.Runc
-		return
+	r := advisory.Check(cve, ver)
+	ev := r.Detail
+	if r.Source != "" {
+		ev += "; source: " + r.Source
 	}
-	if rv.less(parseVersion(fixed)) {
+	fromVersions(v, check, ev)
+	switch r.Status {
+	case advisory.Vulnerable:
 		v.Status, v.Severity = Exposed, sev
-		fromVersions(v, "runc", fmt.Sprintf("%s < %s (%s)", vs.Runc, fixed, cve))
-		v.Note = "by version number: a distribution build may carry a backported fix"
-		return
+	case advisory.Fixed, advisory.Unaffected:
+		v.Status = Mitigated
+	default:
+		v.Status, v.Severity = Unknown, catalog.SeverityInfo
+		v.Note = r.Detail
 	}
-	v.Status = Mitigated
-	fromVersions(v, "runc", fmt.Sprintf("%s ≥ %s", vs.Runc, fixed))
+}
+
+func runcClass(vs Versions, v *Verdict, cve string, sev catalog.Severity) {
+	versionClass(v, "runc", vs.Runc, cve, sev, "runc version not visible from inside; pass the host's runc version")
 }
 
 func kubectlClass(vs Versions, v *Verdict) {
@@ -80,14 +90,16 @@ func crioClass(vs Versions, v *Verdict) {
 }
 
 // engineDNSBug says when a Docker Engine version forwards DNS from internal networks
-// (CVE-2024-29018, fixed 26.0.0 / 25.0.4 / 23.0.11; 24.x never fixed).
+// (CVE-2024-29018), or that its distribution build cannot be judged.
 func engineDNSBug(engine string) string {
-	ev := parseVersion(engine)
-	if !ev.ok {
+	if engine == "" {
 		return ""
 	}
-	if fixedIn(ev, "0.1", "26.0.0", "25.0.4", "23.0.11") {
-		return "engine " + engine + " forwards DNS from internal networks (CVE-2024-29018)"
+	switch r := advisory.Check("CVE-2024-29018", engine); r.Status {
+	case advisory.Vulnerable:
+		return "engine " + engine + " forwards DNS from internal networks (CVE-2024-29018): " + r.Detail
+	case advisory.Unknown:
+		return r.Detail
 	}
 	return ""
 }
