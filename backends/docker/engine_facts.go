@@ -8,6 +8,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/rangekeeper/rangekeeper/spec/advisory"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
@@ -59,4 +60,11 @@ func (b *Backend) EngineFacts(ctx context.Context) (EngineFacts, error) {
 	}
 	engineFacts.Store(b, f)
 	return f, nil
+}
+
+// ComponentVersion is a component's most specific version: the distribution package version
+// where the engine reports one in GitCommit, else its version ("" when not reported).
+func (f EngineFacts) ComponentVersion(name string) string {
+	c := f.Components[strings.ToLower(name)]
+	return advisory.ComponentVersion(c.Version, c.GitCommit)
 }

@@ -125,3 +125,16 @@ func TestTableCitesSources(t *testing.T) {
 		}
 	}
 }
+
+func TestComponentVersion(t *testing.T) {
+	for _, tc := range [][3]string{
+		{"1.1.5+ds1", "1.1.5+ds1-1+deb12u1", "1.1.5+ds1-1+deb12u1"}, // this machine's engine
+		{"1.1.12", "v1.1.12-0-g51d5e94", "1.1.12"},
+		{"1.7.13", "7c3aca7a610df76212171d200ca3811ff6096eb8", "1.7.13"},
+		{"", "abc", ""},
+	} {
+		if got := ComponentVersion(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("ComponentVersion(%q, %q) = %q, want %q", tc[0], tc[1], got, tc[2])
+		}
+	}
+}

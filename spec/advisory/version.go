@@ -213,3 +213,14 @@ func dpkgCompare(a, b string) int {
 	}
 	return 0
 }
+
+// ComponentVersion picks the most specific version string an engine reports for a component:
+// Docker puts a Debian package's full version in GitCommit ("1.1.5+ds1-1+deb12u1") and only the
+// upstream part in Version ("1.1.5+ds1").
+func ComponentVersion(version, gitCommit string) string {
+	v, g := strings.TrimSpace(version), strings.TrimSpace(gitCommit)
+	if g != "" && v != "" && strings.HasPrefix(g, v) && len(g) > len(v) {
+		return g
+	}
+	return v
+}
