@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rangekeeper/rangekeeper/spec/advisory"
 
@@ -37,7 +38,7 @@ func versionClass(v *Verdict, check, ver, cve string, sev catalog.Severity, miss
 		return
 	}
 	r := advisory.Check(cve, ver)
-	ev := r.Detail
+	ev := strings.TrimPrefix(r.Detail, check+" ")
 	if r.Source != "" {
 		ev += "; source: " + r.Source
 	}

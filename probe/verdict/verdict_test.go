@@ -57,7 +57,9 @@ func TestEvaluate(t *testing.T) {
 		{name: "dirty pipe on a vendor kernel is unknown at info", class: "SEB-17", status: Unknown, severity: catalog.SeverityInfo,
 			mutate: func(f *facts.Report) { f.Kernel.Release = "5.10.50-generic" }},
 		{name: "dirty pipe on a debian kernel by its package version", class: "SEB-17", status: Mitigated,
-			mutate: func(f *facts.Report) { f.Kernel.Release, f.Kernel.Version = "5.10.0-28-amd64", "#1 SMP Debian 5.10.209-2 (2024-01-31)" }},
+			mutate: func(f *facts.Report) {
+				f.Kernel.Release, f.Kernel.Version = "5.10.0-28-amd64", "#1 SMP Debian 5.10.209-2 (2024-01-31)"
+			}},
 		{name: "dirty pipe backport fixed", class: "SEB-17", status: Mitigated,
 			mutate: func(f *facts.Report) { f.Kernel.Release = "5.10.102" }},
 		{name: "dirty cow old kernel", class: "SEB-16", status: Exposed, severity: catalog.SeverityCritical,

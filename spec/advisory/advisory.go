@@ -147,6 +147,17 @@ func KernelUpstream(release, unameVersion string) (upstream, distro string) {
 func CheckKernel(cveID, release, unameVersion string) Result {
 	up, distro := KernelUpstream(release, unameVersion)
 	if distro != "" {
+		// A vendor kernel contains everything up to its base release: a base past the fix (or
+		// before the bug) decides; a base in the vulnerable range depends on backports.
+		base := ParseBuild(release).Upstream
+		if c, ok := Lookup(cveID); ok {
+			switch c.upstreamVulnerable(base) {
+			case Fixed, Unaffected:
+				r := Check(cveID, base)
+				r.Detail = fmt.Sprintf("kernel %s (a %s build of %s): %s", release, distro, base, strings.TrimPrefix(r.Detail, "kernel "+base+" "))
+				return r
+			}
+		}
 		return Result{Status: Unknown, Detail: fmt.Sprintf("kernel %s: %s (%s)", release, UnknownDistro, cveID)}
 	}
 	r := Check(cveID, up)

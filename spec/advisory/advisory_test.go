@@ -64,6 +64,8 @@ func TestCheckKernel(t *testing.T) {
 		{"5.10.0-13-amd64", "#1 SMP Debian 5.10.92-1 (2022-01-18)", Vulnerable},
 		{"5.10.0-13-amd64", "#1 SMP", Unknown},
 		{"5.15.0-91-generic", "#101-Ubuntu SMP", Unknown},
+		{"6.8.0-45-generic", "#45-Ubuntu SMP", Fixed}, // a vendor build of a base past the fix
+		{"4.15.0-213-generic", "#224-Ubuntu SMP", Unaffected},
 		{"5.14.0-362.8.1.el9_3.x86_64", "#1 SMP PREEMPT_DYNAMIC", Unknown},
 		{"6.5.6-300.fc39.x86_64", "#1 SMP PREEMPT_DYNAMIC", Fixed},
 		{"5.15.20-0-lts", "#1-Alpine SMP", Vulnerable},
