@@ -9,7 +9,7 @@ TEST_ENV :=
 # and appends to TEST_PREREQS / TEST_ENV).
 -include hack/*/*.mk
 
-.PHONY: all build test demo demo-down lint bench clean
+.PHONY: all build test demo demo-down lint bench fuzz clean
 
 all: build
 
@@ -30,6 +30,13 @@ lint:
 	hack/check-outside-paths.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+
+# Every fuzz target in the repository, FUZZTIME each (default 10m), FUZZJOBS at a time (default
+# 1); stops at the first crash and keeps its input as a seed in the package's testdata/fuzz.
+FUZZTIME ?= 10m
+FUZZJOBS ?= 1
+fuzz:
+	FUZZTIME=$(FUZZTIME) FUZZJOBS=$(FUZZJOBS) GO=$(GO) hack/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
