@@ -27,6 +27,13 @@ func parseCompose(doc *document, opts Options) error {
 		abs = doc.name
 	}
 	env := types.Mapping{}
+	// A bare credential name (`args: [GITHUB_TOKEN]`) is resolved from the environment, and
+	// compose-go drops it when unset; the marker keeps it visible to the credential rules.
+	for _, name := range bareNames(doc.root) {
+		if isCred, _ := credential(name, ""); isCred {
+			env[name] = harnessRef(name)
+		}
+	}
 	for k, v := range opts.Env {
 		env[k] = v
 	}
@@ -65,6 +72,27 @@ func parseCompose(doc *document, opts Options) error {
 	}
 	doc.model = model
 	return readEnvFiles(doc, opts)
+}
+
+var bareNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// bareNames lists scalars that are a plain variable name (passthrough list items).
+func bareNames(root *yaml.Node) []string {
+	var out []string
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if n == nil || depth > 100 {
+			return
+		}
+		if n.Kind == yaml.ScalarNode && len(n.Value) < 128 && bareNameRE.MatchString(n.Value) {
+			out = append(out, n.Value)
+		}
+		for _, c := range n.Content {
+			walk(c, depth+1)
+		}
+	}
+	walk(root, 0)
+	return out
 }
 
 // composeError attaches the line of the key the loader complains about; a complaint about a

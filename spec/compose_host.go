@@ -254,8 +254,9 @@ func init() {
 					}
 					for i, r := range strList(s["device_cgroup_rules"]) {
 						f := strings.Fields(r)
-						if len(f) >= 2 && (f[0] == "a" || f[0] == "b") && f[1] == "*:*" {
-							c.report("CMP-H21", svcPath(n, "device_cgroup_rules", i), crit, "service %q allows all %s devices (%q)", n, map[string]string{"a": "host", "b": "block"}[f[0]], r)
+						if len(f) >= 2 && (f[0] == "a" || f[0] == "b" || f[0] == "c") && (f[1] == "*:*" || f[0] == "c" && f[1] == "1:*") {
+							// all char devices include /dev/mem and /dev/kmem (1:1, 1:2)
+							c.report("CMP-H21", svcPath(n, "device_cgroup_rules", i), crit, "service %q allows all %s devices (%q)", n, map[string]string{"a": "host", "b": "block", "c": "character"}[f[0]], r)
 						}
 					}
 				})

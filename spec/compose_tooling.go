@@ -19,6 +19,14 @@ var (
 // credential classifies an environment entry; the value is inspected but never reported.
 func credential(key, val string) (isCred, critical bool) { return catalog.Credential(key, val) }
 
+// limited reports a resource limit that limits: present and not 0 (Compose's "unlimited").
+func limited(v any) bool {
+	if b, ok := memBytes(v); ok {
+		return b > 0
+	}
+	return val{v}.Present()
+}
+
 func memBytes(v any) (int64, bool) {
 	switch x := v.(type) {
 	case nil:
@@ -36,7 +44,7 @@ func init() {
 		ruleDef{id: "CMP-R01",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					if s["mem_limit"] == nil && get(s, "deploy", "resources", "limits", "memory") == nil {
+					if !limited(s["mem_limit"]) && !limited(get(s, "deploy", "resources", "limits", "memory")) {
 						c.report("CMP-R01", svcPath(n), 0, "service %q has no memory limit", n)
 					}
 				})
@@ -44,7 +52,7 @@ func init() {
 		ruleDef{id: "CMP-R02",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					if s["cpus"] == nil && s["cpu_quota"] == nil && get(s, "deploy", "resources", "limits", "cpus") == nil {
+					if !limited(s["cpus"]) && !limited(s["cpu_quota"]) && !limited(get(s, "deploy", "resources", "limits", "cpus")) {
 						c.report("CMP-R02", svcPath(n), 0, "service %q has no CPU limit", n)
 					}
 				})
@@ -139,7 +147,7 @@ func init() {
 		ruleDef{id: "CMP-R09",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
-					if c.compose.services[a]["healthcheck"] == nil {
+					if hc := c.compose.services[a]["healthcheck"]; hc == nil || at(hc, "disable").x == true || len(strList(get(hc, "test"))) > 0 && strings.EqualFold(strList(get(hc, "test"))[0], "NONE") {
 						c.report("CMP-R09", svcPath(a), 0, "agent %q has no healthcheck", a)
 					}
 				}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"net/netip"
 	"regexp"
 	"strings"
 
@@ -47,8 +48,10 @@ func init() {
 					}
 				}
 				for i, cidr := range strList(c.doc.model["allowCIDR"]) {
-					if cidr == "0.0.0.0/0" || cidr == "::/0" {
-						c.report("HELM-N01", P("allowCIDR", i), 0, "allowCIDR contains %s: all internet", cidr)
+					// A /0 is everything; a handful of very short prefixes (0.0.0.0/1 plus
+					// 128.0.0.0/1) is everything too.
+					if pfx, err := netip.ParsePrefix(strings.TrimSpace(cidr)); err == nil && pfx.Bits() <= 4 {
+						c.report("HELM-N01", P("allowCIDR", i), 0, "allowCIDR contains %s: all (or a large share of the) internet", cidr)
 					}
 				}
 			}},

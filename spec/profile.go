@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 )
 
@@ -117,7 +118,7 @@ func helmNetworkLevel(v map[string]any) (string, []string) {
 		}
 	}
 	for _, c := range cidrs {
-		if c == "0.0.0.0/0" || c == "::/0" {
+		if pfx, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil && pfx.Bits() <= 4 {
 			return "N0", []string{"allowCIDR contains " + c}
 		}
 	}

@@ -150,7 +150,7 @@ func envVars(raw any) []envVar {
 	case map[string]any:
 		for _, k := range sortedKeys(x) {
 			v := val{x[k]}
-			out = append(out, envVar{name: k, value: v.Str(), pass: !v.Present(), key: k})
+			out = append(out, envVar{name: k, value: v.Str(), pass: !v.Present() || v.Str() == harnessRef(k), key: k})
 		}
 	case []any:
 		for i, e := range x {
@@ -159,7 +159,7 @@ func envVars(raw any) []envVar {
 				continue
 			}
 			k, v, has := strings.Cut(s, "=")
-			out = append(out, envVar{name: strings.TrimSpace(k), value: v, pass: !has, key: strconv.Itoa(i)})
+			out = append(out, envVar{name: strings.TrimSpace(k), value: v, pass: !has || v == harnessRef(k), key: strconv.Itoa(i)})
 		}
 	}
 	return out
