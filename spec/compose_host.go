@@ -230,6 +230,9 @@ func init() {
 			check: func(c *ctx) {
 				modeRule("CMP-H20", "cgroup", map[string]int{"host": int(med)})(c)
 				c.composeServices(func(n string, s map[string]any) {
+					if !at(s, "cgroup").Present() && c.opts.EngineDefaultCgroupns == "host" {
+						c.report("CMP-H20", svcPath(n), med, "service %q sets no cgroup namespace and this engine's default is the host's (cgroup v1)", n)
+					}
 					if getString(s, "cgroup_parent") != "" {
 						c.report("CMP-H20", svcPath(n, "cgroup_parent"), low, "service %q sets cgroup_parent", n)
 					}

@@ -21,6 +21,9 @@ func credential(key, val string) (isCred, critical bool) { return catalog.Creden
 
 // limited reports a resource limit that limits: present and not 0 (Compose's "unlimited").
 func limited(v any) bool {
+	if f, ok := num(v); ok {
+		return f > 0
+	}
 	if b, ok := memBytes(v); ok {
 		return b > 0
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	// EngineRuntimes are the runtimes the target engine or cluster offers (docker info's
 	// Runtimes, the cluster's RuntimeClasses); nil means unknown.
 	EngineRuntimes []string
+	// EngineDefaultCgroupns is the engine's cgroup namespace for a service that sets none:
+	// "host" on cgroup v1 engines (docker info CgroupVersion 1), "private" on v2; "" unknown.
+	EngineDefaultCgroupns string
 	// AllowOutsideProject lets include/extends/env_file read files outside the linted file's
 	// directory (by default they are refused, so a spec cannot make lint read /etc/shadow).
 	AllowOutsideProject bool

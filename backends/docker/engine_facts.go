@@ -20,6 +20,7 @@ type EngineFacts struct {
 	Version        string
 	Runtimes       []string
 	DefaultRuntime string
+	CgroupVersion  string // "1" or "2"
 	Components     map[string]Component // lower-case name: "engine", "runc", "containerd", "docker-init"
 }
 
@@ -50,7 +51,7 @@ func (b *Backend) EngineFacts(ctx context.Context) (EngineFacts, error) {
 	if err != nil {
 		return EngineFacts{}, b.wrap(err)
 	}
-	f := EngineFacts{Version: ver.Version, DefaultRuntime: info.Info.DefaultRuntime, Components: map[string]Component{}}
+	f := EngineFacts{Version: ver.Version, DefaultRuntime: info.Info.DefaultRuntime, CgroupVersion: info.Info.CgroupVersion, Components: map[string]Component{}}
 	for name := range info.Info.Runtimes {
 		f.Runtimes = append(f.Runtimes, name)
 	}
@@ -67,4 +68,16 @@ func (b *Backend) EngineFacts(ctx context.Context) (EngineFacts, error) {
 func (f EngineFacts) ComponentVersion(name string) string {
 	c := f.Components[strings.ToLower(name)]
 	return advisory.ComponentVersion(c.Version, c.GitCommit)
+}
+
+// DefaultCgroupns is the cgroup namespace a container gets when it asks for none: the host's on
+// cgroup v1 engines, a private one on v2 (moby's default-cgroupns-mode); "" when unknown.
+func (f EngineFacts) DefaultCgroupns() string {
+	switch f.CgroupVersion {
+	case "1":
+		return "host"
+	case "2":
+		return "private"
+	}
+	return ""
 }

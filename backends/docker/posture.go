@@ -143,6 +143,10 @@ func assessPosture(c container.InspectResponse, name string, nets map[string]net
 	// already say it, so only an explicit label=disable is reported on its own.
 	impliedNoLabel := hc.Privileged || hc.PidMode == "host" || hc.IpcMode == "host"
 	assessSecurityOpts(p, hc.SecurityOpt, dangerous, impliedNoLabel)
+	if hc.MaskedPaths != nil && len(hc.MaskedPaths) == 0 && !hc.Privileged {
+		// Compose and the CLI turn systempaths=unconfined into empty masked/read-only lists.
+		p.add("CMP-H14", 0, "masked and read-only /proc and /sys paths unmasked", "HostConfig.MaskedPaths=[]")
+	}
 	assessNamespaces(p, hc)
 	assessDevices(p, hc)
 	for _, k := range sortedKeys(hc.Sysctls) {
@@ -386,6 +390,9 @@ func assessNetwork(p *postureSet, hc *container.HostConfig, nets map[string]netw
 	sort.Strings(names)
 	for _, n := range names {
 		f := nets[n]
+		if n == "host" || n == "none" {
+			continue // the host namespace is CMP-N01's; none has no network
+		}
 		if !f.Internal {
 			msg := "on network " + n + ", which is not internal: egress and a route to the host"
 			if n == "bridge" {
