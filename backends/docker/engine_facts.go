@@ -20,7 +20,7 @@ type EngineFacts struct {
 	Version        string
 	Runtimes       []string
 	DefaultRuntime string
-	CgroupVersion  string // "1" or "2"
+	CgroupVersion  string               // "1" or "2"
 	Components     map[string]Component // lower-case name: "engine", "runc", "containerd", "docker-init"
 }
 

@@ -61,7 +61,7 @@ func TestLintAndLivePostureAgree(t *testing.T) {
 `
 	hazards := []struct {
 		name, rule, svc string // svc replaces/extends the base lines
-		nets                string
+		nets            string
 	}{
 		{"hardened", "", "", ""},
 		{"privileged", "CMP-H01", "    privileged: true\n", ""},
