@@ -24,8 +24,11 @@ var (
 	EngineSocketRE = regexp.MustCompile(`(^|/)(docker|containerd|crio|podman|dockershim|cri-dockerd|frakti|rktlet)\.sock(et)?$`)
 	// EngineDirs hold engine sockets and state; mounting one of them mounts the API.
 	EngineDirs = []string{"/var/run/docker", "/run/docker", "/run/containerd", "/var/run/containerd", "/run/crio", "/var/run/crio", "/run/podman", "/var/run/podman"}
-	// engineSocketPaths are the sockets' usual places; a bind of any ancestor carries them.
-	engineSocketPaths = []string{"/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock", "/run/crio/crio.sock", "/run/podman/podman.sock"}
+	// EngineSocketPaths are the sockets' usual places (the probe stats them; a bind of any
+	// ancestor carries them).
+	EngineSocketPaths = []string{"/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock",
+		"/var/run/containerd/containerd.sock", "/run/crio/crio.sock", "/var/run/crio/crio.sock",
+		"/run/podman/podman.sock", "/var/run/dockershim.sock", "/run/cri-dockerd.sock"}
 )
 
 // ExposesEngineSocket reports whether a host path handed to a container gives it an engine API:
@@ -36,7 +39,7 @@ func ExposesEngineSocket(hostPath string) bool {
 	if EngineStatePath(p) {
 		return true
 	}
-	for _, s := range engineSocketPaths {
+	for _, s := range EngineSocketPaths {
 		if p == "/" || strings.HasPrefix(s, p+"/") {
 			return true
 		}
@@ -170,7 +173,8 @@ var (
 		"HUGGING_FACE_HUB_TOKEN", "DIGITALOCEAN_ACCESS_TOKEN", "DOCKERHUB_PASSWORD", "FIREBASE_TOKEN", "CI_DEPLOY_PASSWORD", "GOOGLE_API_KEY",
 		"GEMINI_API_KEY", "MISTRAL_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "HEROKU_API_KEY", "AWS_CONFIG_FILE", "HF_TOKEN_PATH",
 		"GOOGLE_APPLICATION_CREDENTIALS", "AZURE_OPENAI_API_KEY", "TOGETHER_API_KEY", "GROQ_API_KEY", "COHERE_API_KEY", "XAI_API_KEY",
-		"DEEPSEEK_API_KEY", "FIREWORKS_API_KEY", "OPENROUTER_API_KEY", "REPLICATE_API_TOKEN", "WANDB_API_KEY")
+		"DEEPSEEK_API_KEY", "FIREWORKS_API_KEY", "OPENROUTER_API_KEY", "REPLICATE_API_TOKEN", "WANDB_API_KEY",
+		"KUBECONFIG", "INSPECT_EVAL_MODEL_API_KEY")
 	// criticalCredRE: model-API, cloud, registry and VCS credentials are CRITICAL on the agent.
 	criticalCredRE = regexp.MustCompile(`(?i)^(AWS_|AZURE_|GOOGLE_|GCP_|GH_|GITHUB_|GITLAB_|OPENAI_|ANTHROPIC_|HF_|HUGGING|GEMINI_|MISTRAL_|DOCKERHUB_|REGISTRY_|DIGITALOCEAN_|TOGETHER_|GROQ_|COHERE_|XAI_|DEEPSEEK_|FIREWORKS_|OPENROUTER_|REPLICATE_|WANDB_)`)
 	// credentialKeyRE: key-name substrings that mark a credential (KS sensitiveKeyNames).
