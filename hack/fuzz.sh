@@ -30,12 +30,23 @@ parallel=()
 if [ "$FUZZJOBS" -gt 1 ]; then parallel=(-parallel 1); fi
 
 run_one() {
-	local dir=$1 target=$2 log
+	local dir=$1 target=$2 log seeds before after
 	log=$(mktemp)
-	if $GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "${parallel[@]}" "./$dir" >"$log" 2>&1; then
+	seeds="$dir/testdata/fuzz/$target"
+	before=$(ls "$seeds" 2>/dev/null | wc -l)
+	# -timeout 0: go test's default 10m would end a 10m fuzz run as a failure.
+	if $GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -timeout 0 "${parallel[@]}" "./$dir" >"$log" 2>&1; then
 		result=ok
 	else
 		result=FAIL
+		after=$(ls "$seeds" 2>/dev/null | wc -l)
+		# Go's coordinator can report "context deadline exceeded" as the fuzz time runs out
+		# while a worker is mid-input (golang/go#75804): no input is written and nothing
+		# failed. Only a written input, a panic or a test failure counts.
+		if [ "$after" -eq "$before" ] && grep -q 'context deadline exceeded' "$log" &&
+			! grep -qE 'panic:|Failing input written|--- FAIL: .*/' "$log"; then
+			result="ok*"
+		fi
 	fi
 	line=$(grep -E 'fuzz: elapsed' "$log" | tail -1 || true)
 	printf '%-22s %-14s %-5s %s\n' "$target" "$dir" "$result" "${line#fuzz: }" | tee -a "$summary"
@@ -44,11 +55,11 @@ run_one() {
 		echo "crash input kept as a seed under ./$dir/testdata/fuzz/$target/ (commit it)"
 	fi
 	rm -f "$log"
-	[ "$result" = ok ]
+	[ "$result" != FAIL ]
 }
 export -f run_one
 export GO FUZZTIME summary
 export parallel_flag="${parallel[*]:-}"
 
 printf '%s\n' "${targets[@]}" | xargs -P "$FUZZJOBS" -L 1 bash -c 'parallel=($parallel_flag); run_one "$0" "$1" || exit 255'
-echo "all ${#targets[@]} fuzz targets passed; summary in $summary"
+echo "all ${#targets[@]} fuzz targets passed; summary in $summary (ok*: the run ended on Go's fuzz-deadline race, golang/go#75804, with no failing input)"
