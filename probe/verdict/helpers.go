@@ -59,35 +59,15 @@ func runcClass(vs Versions, v *Verdict, cve string, sev catalog.Severity) {
 }
 
 func kubectlClass(vs Versions, v *Verdict) {
-	if vs.Kubectl == "" {
-		v.Note = "kubectl version of the harness not given"
-		return
-	}
-	kv := parseVersion(vs.Kubectl)
-	if kv.ok && fixedIn(kv, "1.0", "1.15.2", "1.14.5", "1.13.9") {
-		v.Status, v.Severity = Exposed, catalog.SeverityHigh
-		fromVersions(v, "kubectl", "kubectl "+vs.Kubectl+" has the cp tar traversal bugs (fixed 1.13.9/1.14.5/1.15.2)")
-		return
-	}
-	v.Status = Mitigated
-	fromVersions(v, "kubectl", "kubectl "+vs.Kubectl)
+	versionClass(v, "kubectl", vs.Kubectl, "CVE-2019-11246", catalog.SeverityHigh, "kubectl version of the harness not given")
 }
 
 func crioClass(vs Versions, v *Verdict) {
-	if vs.CRIO == "" {
-		if v.Note == "" {
-			v.Note = "CRI-O version not given"
-		}
-		return
+	note := v.Note
+	versionClass(v, "crio", vs.CRIO, "CVE-2022-0811", catalog.SeverityCritical, "CRI-O version not given")
+	if note != "" && vs.CRIO == "" {
+		v.Note = note
 	}
-	cv := parseVersion(vs.CRIO)
-	if cv.ok && fixedIn(cv, "1.19", "1.24", "1.23.2", "1.22.3", "1.21.6", "1.20.7", "1.19.6") {
-		v.Status, v.Severity = Exposed, catalog.SeverityCritical
-		fromVersions(v, "crio", "CRI-O "+vs.CRIO+" is in the CVE-2022-0811 range")
-		return
-	}
-	v.Status = Mitigated
-	fromVersions(v, "crio", "CRI-O "+vs.CRIO)
 }
 
 // engineDNSBug says when a Docker Engine version forwards DNS from internal networks

@@ -145,25 +145,6 @@ func TestNoFactsNeverMitigates(t *testing.T) {
 	}
 }
 
-func TestParseVersion(t *testing.T) {
-	tests := []struct {
-		a, b string
-		less bool
-	}{
-		{"1.0.0-rc6", "1.0.0-rc7", true},
-		{"1.0.0-rc92", "1.0.0", true},
-		{"1.0.0", "1.0.0-rc7", false},
-		{"v1.1.11", "1.1.12", true},
-		{"6.18.44-fc-v1147", "5.16.11", false},
-		{"1.29.1+k3s1", "1.29.2", true},
-	}
-	for _, tt := range tests {
-		if got := parseVersion(tt.a).less(parseVersion(tt.b)); got != tt.less {
-			t.Errorf("%s < %s = %v, want %v", tt.a, tt.b, got, tt.less)
-		}
-	}
-}
-
 func TestEngineDNSBug(t *testing.T) {
 	for engine, buggy := range map[string]bool{"20.10.24+dfsg1": true, "24.0.7": true, "25.0.3": true, "25.0.4": false, "23.0.11": false, "26.1.0": false, "": false} {
 		if got := engineDNSBug(engine) != ""; got != buggy {

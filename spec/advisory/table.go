@@ -51,4 +51,8 @@ var Table = []CVE{
 		UpstreamSource: "packet socket UAF: hardening.md §6.2 class 18; kernel.org stable 4.10.6/4.9.18/4.4.57"},
 	{ID: "CVE-2017-16995", Component: "kernel", FirstAffected: "4.4", Mainline: "4.14.8", Backports: []string{"4.9.71"},
 		UpstreamSource: "eBPF verifier: hardening.md §6.2 class 15; kernel.org stable 4.14.8/4.9.71"},
+	{ID: "CVE-2022-0811", Component: "crio", FirstAffected: "1.19", Mainline: "1.24", Backports: []string{"1.23.2", "1.22.3", "1.21.6", "1.20.7", "1.19.6"},
+		UpstreamSource: "CRI-O sysctl injection (cr8escape): hardening.md §6.2 class 3; fixed in 1.23.2, 1.22.3, 1.21.6, 1.20.7, 1.19.6"},
+	{ID: "CVE-2019-11246", Component: "kubectl", FirstAffected: "1.0", Mainline: "1.15.2", Backports: []string{"1.14.5", "1.13.9"},
+		UpstreamSource: "kubectl cp tar traversal family: hardening.md §6.2 class 2; fixed in 1.13.9, 1.14.5, 1.15.2"},
 }

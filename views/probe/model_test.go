@@ -98,7 +98,7 @@ func TestGolden(t *testing.T) {
 func TestCouldNotProbeIsShownNotHidden(t *testing.T) {
 	r := probe.Assess(probe.Result{SandboxID: "pve:range1/sample-1", Time: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
 		CouldNotProbe: "could not probe: no writable, executable place in the VM (2 attempts at /tmp, /; see the attempts)",
-		Attempts: []probe.Attempt{{Place: "/tmp", Outcome: "cannot execute (exit 126, a filesystem mounted noexec in the guest?)"}, {Place: "/", Outcome: "cannot place binary: read-only"}}},
+		Attempts:      []probe.Attempt{{Place: "/tmp", Outcome: "cannot execute (exit 126, a filesystem mounted noexec in the guest?)"}, {Place: "/", Outcome: "cannot place binary: read-only"}}},
 		nil, nil, verdict.Versions{})
 	m := New(r)
 	m.SetSize(120, 10)
