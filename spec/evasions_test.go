@@ -42,8 +42,9 @@ var noEvasions = map[string]string{
 	"PVE-T01":  "two literal keys",
 }
 
-// TestEvasions: every rule fires on every evasion of its hazard (evasions_data_test.go).
-func TestEvasions(t *testing.T) {
+// TestEvasionsCoverEveryRule: every rule has an evasion table (run by TestRules) or a reason
+// in noEvasions.
+func TestEvasionsCoverEveryRule(t *testing.T) {
 	all := map[string]bool{}
 	for _, f := range Formats {
 		for _, id := range RuleIDs(f) {
@@ -51,41 +52,45 @@ func TestEvasions(t *testing.T) {
 		}
 	}
 	for id := range all {
-		if len(evasions[id]) == 0 && noEvasions[id] == "" && id != "RK-001" && id != "THN-001" {
+		if len(evasions[id]) == 0 && noEvasions[id] == "" {
 			t.Errorf("rule %s has no evasion table and no reason in noEvasions", id)
 		}
 	}
-	for _, id := range sortedKeys(evasions) {
+	for id := range evasions {
 		if !all[id] {
 			t.Errorf("evasions for unknown rule %s", id)
 		}
-		for _, e := range evasions[id] {
-			t.Run(id+"/"+e.name, func(t *testing.T) {
-				o := Options{}
-				for _, kv := range strings.Fields(e.opts) {
-					k, v, _ := strings.Cut(kv, "=")
-					switch k {
-					case "engine":
-						o.EngineVersion = v
-					case "registries":
-						o.RegistryAllowlist = strings.Split(v, ",")
-					case "format":
-						o.Format, _ = ParseFormat(v)
-					}
+	}
+}
+
+// checkEvasions lints each evasion of rule id and requires the rule to fire.
+func checkEvasions(t *testing.T, id string) {
+	for _, e := range evasions[id] {
+		t.Run("evasion/"+e.name, func(t *testing.T) {
+			o := Options{}
+			for _, kv := range strings.Fields(e.opts) {
+				k, v, _ := strings.Cut(kv, "=")
+				switch k {
+				case "engine":
+					o.EngineVersion = v
+				case "registries":
+					o.RegistryAllowlist = strings.Split(v, ",")
+				case "format":
+					o.Format, _ = ParseFormat(v)
 				}
-				res, err := LintBytes("evasion.yaml", []byte(e.src), o)
-				if err != nil {
-					t.Fatalf("%v\n%s", err, e.src)
+			}
+			res, err := LintBytes("evasion.yaml", []byte(e.src), o)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, e.src)
+			}
+			if len(find(res, id)) == 0 {
+				var got []string
+				for _, f := range res.Findings {
+					got = append(got, f.RuleID)
 				}
-				if len(find(res, id)) == 0 {
-					var got []string
-					for _, f := range res.Findings {
-						got = append(got, f.RuleID)
-					}
-					t.Errorf("%s did not fire; got %v\n%s", id, got, e.src)
-				}
-			})
-		}
+				t.Errorf("%s did not fire; got %v\n%s", id, got, e.src)
+			}
+		})
 	}
 }
 
