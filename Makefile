@@ -11,7 +11,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # and appends to TEST_PREREQS / TEST_ENV).
 -include hack/*/*.mk
 
-.PHONY: all build test demo demo-down lint bench clean ci-fresh ci-fresh-cold
+.PHONY: all build test demo demo-down lint bench fuzz clean ci-fresh ci-fresh-cold
 
 all: build
 
@@ -34,6 +34,13 @@ lint:
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit the result"; exit 1; }
+
+# Every fuzz target in the repository, FUZZTIME each (default 10m), FUZZJOBS at a time (default
+# 1); stops at the first crash and keeps its input as a seed in the package's testdata/fuzz.
+FUZZTIME ?= 10m
+FUZZJOBS ?= 1
+fuzz:
+	FUZZTIME=$(FUZZTIME) FUZZJOBS=$(FUZZJOBS) GO=$(GO) hack/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

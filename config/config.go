@@ -26,6 +26,7 @@ type Config struct {
 	Kubernetes KubernetesConfig  `yaml:"kubernetes"`
 	Proxmox    []ProxmoxEndpoint `yaml:"proxmox"`
 	Probe      ProbeTargets      `yaml:"probe"`
+	Lint       LintConfig        `yaml:"lint"`
 }
 
 // DockerEndpoint selects an engine by context name or host URL; both empty means the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -32,14 +33,25 @@ func TestCouldNotProbeWhenNothingIsWritableAndExecutable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Facts != nil || !strings.HasPrefix(res.CouldNotProbe, "could not probe: ") {
+	if res.Facts != nil || !strings.HasPrefix(res.CouldNotProbe, "could not probe: no writable, executable place in the container") {
 		t.Fatalf("result %+v, want could-not-probe", res)
 	}
-	t.Logf("attempts: %q cleanup %q", res.Attempts, res.Cleanup)
-	// /tmp: placed via the shell but not executable; /var/tmp: read-only root.
-	for _, want := range []string{"/tmp: cannot execute", "/var/tmp: cannot place binary"} {
-		if !strings.Contains(res.CouldNotProbe, want) {
-			t.Errorf("reason %q lacks %q", res.CouldNotProbe, want)
+	t.Logf("summary %q; attempts %q", res.CouldNotProbe, res.Attempts)
+	if len(res.CouldNotProbe) > 200 {
+		t.Errorf("summary is %d characters; the attempts carry the detail", len(res.CouldNotProbe))
+	}
+	// Every place was tried and says why it failed: /tmp placed but noexec, the read-only root
+	// refused the rest.
+	outcome := map[string]string{}
+	for _, a := range res.Attempts {
+		if a.OK || a.Outcome == "" {
+			t.Errorf("attempt %+v", a)
+		}
+		outcome[a.Place] = a.Outcome
+	}
+	for place, want := range map[string]string{"/tmp": "cannot execute", "/var/tmp": "cannot place binary", "/": "cannot place binary", "/dev/shm": "cannot execute"} {
+		if !strings.HasPrefix(outcome[place], want) {
+			t.Errorf("attempt at %s: %q, want %q", place, outcome[place], want)
 		}
 	}
 	rep := probe.Assess(res, nil, nil, verdictVersions())
@@ -74,7 +86,7 @@ func TestNoSocketWithoutTargetsInContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ctrl.Facts != nil || !strings.Contains(ctrl.CouldNotProbe, "probe exited 2") {
+	if ctrl.Facts != nil || !strings.Contains(ctrl.CouldNotProbe, "probe exited 2") || len(ctrl.Attempts) != 1 {
 		t.Fatalf("control run survived the socket trap: %+v", ctrl)
 	}
 	res, err := probe.RunWith(ctx, b, b, sid, "default", bin, facts.Targets{}, probe.Options{})
@@ -171,11 +183,54 @@ func TestDeliveryIntoTmpfsTheEngineCannotSee(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("attempts %q cleanup %q", res.Attempts, res.Cleanup)
-	if res.Facts == nil || !strings.HasPrefix(res.Location, "/tmp/") || !strings.HasPrefix(res.Cleanup, "removed; an emptied file remains") ||
-		res.Attempts[0] != "/tmp: ran (streamed through sh)" {
+	if res.Facts == nil || !strings.HasPrefix(res.Location, "/tmp/.rangekeeper-probe-") || !strings.HasPrefix(res.Cleanup, "removed; an emptied file remains beneath the tmpfs") ||
+		res.Attempts[0].Place != "/tmp" || !res.Attempts[0].OK || res.Attempts[0].How != "streamed through sh" {
 		t.Fatalf("result %+v", res)
 	}
 	if res.Facts.Identity.EUID != 1000 {
 		t.Errorf("probe ran as %d, want the member's user 1000", res.Facts.Identity.EUID)
+	}
+}
+
+// TestDeliveryWithoutTmp (issue 14, case 5): an image with a shell but no /tmp or /var/tmp and a
+// writable root. The probe goes into a private directory the archive API creates at /, runs,
+// and removes itself and the directory. Before: "could not probe".
+func TestDeliveryWithoutTmp(t *testing.T) {
+	b := dockerBackend(t)
+	cli := dockertest.Engine(t)
+	_, bin := probeBinary(t)
+	busybox, err := os.ReadFile(dockertest.BusyboxPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tag := "rangekeeper-test/probe-notmp:" + dockertest.RunID
+	if err := dockertest.BuildImage(ctx, cli, tag, dockertest.Labels(nil), map[string][]byte{"/bin/sh": busybox, "/bin/sleep": busybox}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	})
+	project := "rkprobe-notmp-" + dockertest.RunID
+	netName := internalNetwork(t, cli, project)
+	dockertest.StartService(t, project, netName, tag, dockertest.Service{Name: "default"})
+	sid := b.SandboxID(project)
+	res, err := probe.RunWith(ctx, b, b, sid, "default", bin, facts.Targets{}, probe.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("location %q cleanup %q attempts %q", res.Location, res.Cleanup, res.Attempts)
+	if res.Facts == nil {
+		t.Fatalf("could not probe: %s %q", res.CouldNotProbe, res.Attempts)
+	}
+	last := res.Attempts[len(res.Attempts)-1]
+	if !strings.HasPrefix(res.Location, "/.rangekeeper-probe-") || res.Cleanup != "removed" || last.Place != "/" || !last.OK ||
+		last.How != "private directory through the file API" || !res.Facts.SelfRemoved {
+		t.Fatalf("result %+v", res)
+	}
+	out, err := b.Exec(ctx, sid, execReq("/bin/sh", "-c", "for f in /.rangekeeper-probe-* /.rangekeeper-probe-*/*; do echo \"$f\"; done"))
+	if err != nil || strings.TrimSpace(string(out.Stdout)) != "/.rangekeeper-probe-*\n/.rangekeeper-probe-*/*" {
+		t.Errorf("left behind at /: %q (%v)", out.Stdout, err)
 	}
 }

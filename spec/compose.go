@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/compose-spec/compose-go/v2/loader"
+	composeloader "github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
 	"go.yaml.in/yaml/v3"
 )
@@ -28,37 +27,98 @@ func parseCompose(doc *document, opts Options) error {
 		abs = doc.name
 	}
 	env := types.Mapping{}
+	// A bare credential name (`args: [GITHUB_TOKEN]`) is resolved from the environment, and
+	// compose-go drops it when unset; the marker keeps it visible to the credential rules.
+	for _, name := range bareNames(doc.root) {
+		if isCred, _ := credential(name, ""); isCred {
+			env[name] = harnessRef(name)
+		}
+	}
 	for k, v := range opts.Env {
 		env[k] = v
 	}
+	content, err := withoutCrashNulls(doc)
+	if err != nil {
+		return &InputError{File: doc.name, Line: 1, Msg: err.Error()}
+	}
 	details := types.ConfigDetails{
 		WorkingDir:  filepath.Dir(abs),
-		ConfigFiles: []types.ConfigFile{{Filename: abs, Content: doc.data}},
+		ConfigFiles: []types.ConfigFile{{Filename: abs, Content: content}},
 		Environment: env,
 	}
-	model, err := loader.LoadModelWithContext(context.Background(), details, func(o *loader.Options) {
+	loader := &boundedLoader{root: details.WorkingDir, max: opts.maxBytes(), allow: opts.AllowOutsideProject}
+	model, err := composeloader.LoadModelWithContext(context.Background(), details, func(o *composeloader.Options) {
 		o.SetProjectName("rangekeeper-lint", true)
-		o.SkipResolveEnvironment = true // env_file contents are not read: lint must not need them
+		o.SkipResolveEnvironment = true // env_file is read by readEnvFiles, names only
 		o.SkipConsistencyCheck = true   // undefined networks are reported, not fatal
-		o.SkipResolveLabels = true      // label_file contents are not read either
-		// extends/include are read only as regular files under the size cap: a hostile spec
-		// must not make lint read /dev/zero or a FIFO forever.
-		o.ResourceLoaders = append([]loader.ResourceLoader{boundedLoader{dir: details.WorkingDir, max: opts.maxBytes()}}, o.ResourceLoaders...)
+		o.SkipResolveLabels = true      // label_file contents are not read
+		// A credential the spec takes from the harness's environment (`X: ${OPENAI_API_KEY}`)
+		// interpolates to a marker naming it, so the credential rules see where it goes.
+		if o.Interpolate != nil {
+			o.Interpolate.LookupValue = func(name string) (string, bool) {
+				if v, ok := env[name]; ok {
+					return v, true
+				}
+				if isCred, _ := credential(name, ""); isCred {
+					return harnessRef(name), true
+				}
+				return "", false
+			}
+		}
+		o.ResourceLoaders = append([]composeloader.ResourceLoader{loader}, o.ResourceLoaders...)
 	})
 	if err != nil {
-		return composeError(doc, abs, err)
+		return composeError(doc, abs, err, loader)
 	}
 	doc.model = model
-	return nil
+	return readEnvFiles(doc, opts)
 }
 
-// composeError attaches the line of the key the loader complains about.
-func composeError(doc *document, abs string, err error) error {
+var bareNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// bareNames lists scalars that are a plain variable name (passthrough list items).
+func bareNames(root *yaml.Node) []string {
+	var out []string
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if n == nil || depth > 100 {
+			return
+		}
+		if n.Kind == yaml.ScalarNode && len(n.Value) < 128 && bareNameRE.MatchString(n.Value) {
+			out = append(out, n.Value)
+		}
+		for _, c := range n.Content {
+			walk(c, depth+1)
+		}
+	}
+	walk(root, 0)
+	return out
+}
+
+// composeError attaches the line of the key the loader complains about; a complaint about a
+// pulled-in file is reduced to its name and line, since the loader's text may quote it.
+func composeError(doc *document, abs string, err error, l *boundedLoader) error {
 	msg := strings.ReplaceAll(err.Error(), abs, doc.name)
 	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 	msg = strings.ReplaceAll(msg, "failed to parse "+doc.name+": ", "")
+	if inc, ok := l.quotesIncluded(msg); ok {
+		rel, rerr := filepath.Rel(filepath.Dir(abs), inc)
+		if rerr != nil {
+			rel = inc
+		}
+		ie := &InputError{File: doc.name, Line: 1, Msg: fmt.Sprintf("included file %s is not a valid Compose file (its content is not shown)", rel)}
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			ie.Msg = fmt.Sprintf("included file %s is not a valid Compose file at its line %s (its content is not shown)", rel, m[1])
+		}
+		if n := scalarMentioned(doc.root, inc, 0); n != nil {
+			ie.Line, ie.Column = n.Line, n.Column
+		} else if n := scalarMentioned(doc.root, filepath.Base(inc), 0); n != nil {
+			ie.Line, ie.Column = n.Line, n.Column
+		}
+		return ie
+	}
 	ie := &InputError{File: doc.name, Line: 1, Msg: "invalid Compose file: " + msg}
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil && len(l.refuse) == 0 {
 		return yamlError(doc.name, errors.New(msg))
 	}
 	if n := scalarMentioned(doc.root, msg, 0); n != nil {
@@ -192,9 +252,54 @@ func (v *composeView) serviceNetworks(name string) []string {
 	return out
 }
 
+// networkMode is a service's network_mode, lower-cased ("" when it joins networks).
+func (v *composeView) networkMode(name string) string {
+	return strings.ToLower(strings.TrimSpace(getString(v.services[name], "network_mode")))
+}
+
+// onDefaultBridge reports network_mode bridge/default: the engine's default bridge network,
+// which has egress and a route to the host gateway.
+func (v *composeView) onDefaultBridge(name string) bool {
+	nm := v.networkMode(name)
+	return nm == "bridge" || nm == "default"
+}
+
+// sharedNamespaceOf follows network_mode service:X chains to the service whose network
+// namespace this one uses ("" when it has its own or shares a container outside the file).
+func (v *composeView) sharedNamespaceOf(name string) string {
+	seen := map[string]bool{name: true}
+	cur := name
+	for {
+		t, ok := strings.CutPrefix(v.networkMode(cur), "service:")
+		if !ok || v.services[t] == nil || seen[t] {
+			if cur == name {
+				return ""
+			}
+			return cur
+		}
+		seen[t], cur = true, t
+	}
+}
+
+// networkInternal reports internal: true; a network the engine provides under a reserved name
+// (external `bridge`) never is.
 func (v *composeView) networkInternal(net string) bool {
 	b, _ := getBool(v.networks[net], "internal")
 	return b
+}
+
+// networkEngineName is the engine-side name of a Compose network (its name: or its key).
+func (v *composeView) networkEngineName(net string) string {
+	if n := getString(v.networks[net], "name"); n != "" {
+		return n
+	}
+	return net
+}
+
+// hostNetwork reports a network that is the engine's host network under another key
+// (`networks: {h: {external: true, name: host}}` puts the service in the host namespace).
+func (v *composeView) hostNetwork(net string) bool {
+	return strings.EqualFold(v.networkEngineName(net), "host") && (v.networks[net] != nil && at(v.networks[net], "external").Present() || getString(v.networks[net], "driver") == "host")
 }
 
 func (v *composeView) agentNames() []string { return sortedKeys(v.agents) }
@@ -210,49 +315,6 @@ func (c *ctx) composeServices(fn func(name string, svc map[string]any)) {
 
 func svcPath(name string, rest ...any) Path { return P(append([]any{"services", name}, rest...)...) }
 
-// boundedLoader resolves local extends/include paths and refuses anything that is not a
-// regular file of bounded size. It accepts every path, so remote (git/oci) references are
-// treated as local paths and fail instead of reaching the network.
-type boundedLoader struct {
-	dir string
-	max int64
-}
-
-func (l boundedLoader) abs(p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(l.dir, p)
-}
-
-func (l boundedLoader) Accept(string) bool { return true }
-
-func (l boundedLoader) Load(_ context.Context, p string) (string, error) {
-	path := l.abs(p)
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file; refusing to read it", p)
-	}
-	if st.Size() > l.max {
-		return "", fmt.Errorf("%s is larger than %d bytes; refusing to read it", p, l.max)
-	}
-	return path, nil
-}
-
-func (l boundedLoader) Dir(p string) string {
-	path := l.abs(p)
-	if st, err := os.Stat(path); err != nil || !st.IsDir() {
-		path = l.abs(filepath.Dir(p))
-	}
-	if rel, err := filepath.Rel(l.dir, path); err == nil {
-		return rel
-	}
-	return path
-}
-
 // scalarMentioned finds the first scalar value (a path, a name) that an error message quotes.
 func scalarMentioned(n *yaml.Node, msg string, depth int) *yaml.Node {
 	if n == nil || depth > 100 {
@@ -267,4 +329,24 @@ func scalarMentioned(n *yaml.Node, msg string, depth int) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// serviceEnv is one variable a service's container gets, with where the spec gives it.
+type serviceEnv struct {
+	envVar
+	path Path   // services.<n>.environment.<key> or services.<n>.env_file[i]
+	from string // "" for environment:, else the env_file it came from
+}
+
+// env lists every variable a service gets: environment (map or list, with or without values)
+// and its env_files (names read by readEnvFiles).
+func (c *ctx) env(name string) []serviceEnv {
+	var out []serviceEnv
+	for _, e := range envVars(c.compose.services[name]["environment"]) {
+		out = append(out, serviceEnv{envVar: e, path: svcPath(name, "environment", e.key)})
+	}
+	for _, e := range c.doc.envFiles[name] {
+		out = append(out, serviceEnv{envVar: e.envVar, path: svcPath(name, "env_file", e.index), from: e.file})
+	}
+	return out
 }

@@ -3,26 +3,12 @@ package spec
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // Compose host-axis rules (hardening.md §1.1).
-
-var (
-	engineSocketRE = regexp.MustCompile(`(^|/)(docker|containerd|crio|podman|dockershim|cri-dockerd|frakti|rktlet)\.sock(et)?$`)
-	engineDirs     = []string{"/var/run/docker", "/run/docker", "/run/containerd", "/var/run/containerd", "/run/crio", "/var/run/crio"}
-	critHostDirs   = []string{"/proc", "/sys", "/dev", "/etc", "/boot", "/root", "/var/lib/docker", "/var/lib/containerd", "/var/lib/kubelet"}
-	sensHostDirs   = []string{"/bin", "/sbin", "/boot", "/cdrom", "/dev", "/etc", "/home", "/lib", "/media", "/proc", "/root", "/run", "/selinux", "/srv", "/usr", "/var", "/sys", "/var/lib/docker"}
-	dockerDefault  = setOf("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID", "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
-	critCaps       = setOf("ALL", "SYS_ADMIN", "SYS_MODULE", "DAC_READ_SEARCH", "SYS_RAWIO", "BPF")
-	highCaps       = setOf("SYS_PTRACE", "NET_ADMIN", "PERFMON", "SYS_BOOT", "MAC_ADMIN", "MAC_OVERRIDE", "SYSLOG", "SYS_TIME")
-	safeSysctls    = setOf("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_unprivileged_port_start", "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat")
-	critDevRE      = regexp.MustCompile(`^/dev/(sd|nvme|vd|xvd|dm-|loop|mem$|kmem$|port$|kmsg$|hd|mapper/)`)
-	highDevRE      = regexp.MustCompile(`^/dev/(kvm|fuse|net/tun|vhost-|dri/|nvidia)`)
-)
 
 func setOf(xs ...string) map[string]bool {
 	m := map[string]bool{}
@@ -32,10 +18,7 @@ func setOf(xs ...string) map[string]bool {
 	return m
 }
 
-func normCap(c string) string {
-	c = strings.ToUpper(strings.TrimSpace(c))
-	return strings.TrimPrefix(c, "CAP_")
-}
+func normCap(c string) string { return catalog.NormCap(c) }
 
 // secOpt is one normalised security_opt entry and its index in the list.
 type secOpt struct {
@@ -59,12 +42,6 @@ func secOpts(svc map[string]any) map[string]secOpt {
 	return out
 }
 
-// underDir reports whether p is dir or inside it.
-func underDir(p, dir string) bool {
-	p = path.Clean(p)
-	return p == dir || strings.HasPrefix(p, dir+"/")
-}
-
 // hostBinds yields each volume that binds a host path, including named volumes whose driver_opts
 // make them a bind in disguise.
 func (c *ctx) hostBinds(svc map[string]any, fn func(i int, src, target string, rw bool, propagation string)) {
@@ -86,9 +63,7 @@ func (c *ctx) hostBinds(svc map[string]any, fn func(i int, src, target string, r
 
 func init() {
 	register(
-		ruleDef{Rule: cr("CMP-H01", "Privileged container", crit, axH,
-			"privileged: true gives the container every capability, no seccomp/AppArmor, all host devices and a writable /sys",
-			"remove privileged: true and add only the capabilities the task needs"),
+		ruleDef{id: "CMP-H01",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "privileged"); b {
@@ -96,29 +71,17 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H02", "Container-engine socket mounted", crit, axH,
-			"a container-engine API socket is mounted: the engine API is host root",
-			"remove the socket mount; give the harness, not the agent, access to the engine"),
+		ruleDef{id: "CMP-H02",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					for i, raw := range getList(s, "volumes") {
-						vol, _ := raw.(map[string]any)
-						src, tgt := path.Clean(getString(vol, "source")), getString(vol, "target")
-						hit := getString(vol, "type") == "bind" && (engineSocketRE.MatchString(src) || engineSocketRE.MatchString(tgt))
-						for _, d := range engineDirs {
-							if getString(vol, "type") == "bind" && underDir(src, d) {
-								hit = true
-							}
+					c.hostBinds(s, func(i int, src, tgt string, _ bool, _ string) {
+						if catalog.ExposesEngineSocket(src) || catalog.EngineSocketRE.MatchString(tgt) {
+							c.report("CMP-H02", svcPath(n, "volumes", i), 0, "service %q mounts the engine socket (host %s)", n, path.Clean(src))
 						}
-						if hit {
-							c.report("CMP-H02", svcPath(n, "volumes", i), 0, "service %q mounts the engine socket %s", n, src)
-						}
-					}
+					})
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H03", "use_api_socket enabled", crit, axH,
-			"use_api_socket mounts the engine API socket and the user's registry credentials into the container",
-			"remove use_api_socket"),
+		ruleDef{id: "CMP-H03",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "use_api_socket"); b {
@@ -126,9 +89,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H04", "Sensitive host directory mounted", high, axH,
-			"a host system directory is bind-mounted into the container",
-			"drop the bind mount; copy the files the task needs into the image or a named volume"),
+		ruleDef{id: "CMP-H04",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					c.hostBinds(s, func(i int, src, _ string, rw bool, _ string) {
@@ -142,9 +103,7 @@ func init() {
 					})
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H05", "Host bind mount / mount propagation", med, axH,
-			"a host directory is bind-mounted (a host-data channel); shared propagation lets mounts reach the host",
-			"use a named volume or copy files in; never use shared/rshared propagation"),
+		ruleDef{id: "CMP-H05",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					c.hostBinds(s, func(i int, src, _ string, rw bool, prop string) {
@@ -156,7 +115,7 @@ func init() {
 							c.report("CMP-H05", svcPath(n, "volumes", i), med, "service %q binds %s with %s propagation", n, src, prop)
 							return
 						}
-						if _, sens := sensitiveMount(src, rw); sens || engineSocketRE.MatchString(src) {
+						if _, sens := sensitiveMount(src, rw); sens || catalog.ExposesEngineSocket(src) {
 							return
 						}
 						if rw {
@@ -167,42 +126,36 @@ func init() {
 					})
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H06", "Dangerous capability added", crit, axH,
-			"cap_add grants a capability that is an escape primitive or re-enables blocked syscalls",
-			"remove the capability from cap_add"),
+		ruleDef{id: "CMP-H06",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, cp := range strList(s["cap_add"]) {
 						switch k := normCap(cp); {
-						case critCaps[k]:
+						case catalog.CriticalCaps[k]:
 							c.report("CMP-H06", svcPath(n, "cap_add", i), crit, "service %q adds %s", n, k)
-						case highCaps[k]:
+						case catalog.HighCaps[k]:
 							c.report("CMP-H06", svcPath(n, "cap_add", i), high, "service %q adds %s", n, k)
 						}
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H07", "Capability added", med, axH,
-			"cap_add grants a capability (least privilege)",
-			"remove the capability unless the task needs it"),
+		ruleDef{id: "CMP-H07",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, cp := range strList(s["cap_add"]) {
 						k := normCap(cp)
-						if critCaps[k] || highCaps[k] {
+						if catalog.CriticalCaps[k] || catalog.HighCaps[k] {
 							continue // CMP-H06 already says it louder
 						}
 						sev := low
-						if !dockerDefault[k] {
+						if !catalog.DockerDefaultCaps[k] {
 							sev = med
 						}
 						c.report("CMP-H07", svcPath(n, "cap_add", i), sev, "service %q adds capability %s", n, k)
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H08", "Capabilities not dropped", med, axH,
-			"cap_drop does not contain ALL, so Docker's 14 default capabilities stay",
-			"add cap_drop: [ALL] and add back only what is needed"),
+		ruleDef{id: "CMP-H08",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if !hasCap(s["cap_drop"], "ALL") {
@@ -210,9 +163,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H09", "NET_RAW not dropped", low, axH,
-			"NET_RAW allows raw/packet sockets (ARP/ICMP crafting, sniffing, packet-socket kernel bugs)",
-			"drop ALL (or at least NET_RAW) in cap_drop"),
+		ruleDef{id: "CMP-H09",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "privileged"); b {
@@ -224,9 +175,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H10", "Seccomp disabled", high, axH,
-			"seccomp is unconfined: every syscall used by the kernel-bug escape classes is reachable",
-			"remove seccomp:unconfined (keep Docker's default profile)"),
+		ruleDef{id: "CMP-H10",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					o, ok := secOpts(s)["seccomp"]
@@ -236,7 +185,7 @@ func init() {
 					if o.val == "unconfined" {
 						sev := high
 						for _, cp := range strList(s["cap_add"]) {
-							if critCaps[normCap(cp)] || highCaps[normCap(cp)] {
+							if catalog.CriticalCaps[normCap(cp)] || catalog.HighCaps[normCap(cp)] {
 								sev = crit
 							}
 						}
@@ -246,13 +195,9 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H11", "AppArmor disabled", high, axH,
-			"apparmor:unconfined drops the docker-default profile (which denies /proc/sys writes and mounts)",
-			"remove apparmor:unconfined"),
+		ruleDef{id: "CMP-H11",
 			check: secOptRule("CMP-H11", "apparmor", "unconfined", "runs with AppArmor unconfined")},
-		ruleDef{Rule: cr("CMP-H12", "SELinux separation disabled", high, axH,
-			"label:disable / spc_t disables SELinux separation",
-			"remove the label option"),
+		ruleDef{id: "CMP-H12",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if o, ok := secOpts(s)["label"]; ok && (o.val == "disable" || strings.Contains(o.val, "spc_t")) {
@@ -260,9 +205,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H13", "no-new-privileges not set", med, axH,
-			"without no-new-privileges, setuid binaries and file capabilities can raise privileges",
-			"add security_opt: [\"no-new-privileges:true\"]"),
+		ruleDef{id: "CMP-H13",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					o, ok := secOpts(s)["no-new-privileges"]
@@ -271,44 +214,31 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H14", "/proc and /sys masks removed", high, axH,
-			"systempaths=unconfined removes Docker's masked and read-only kernel paths",
-			"remove systempaths=unconfined"),
+		ruleDef{id: "CMP-H14",
 			check: secOptRule("CMP-H14", "systempaths", "unconfined", "unmasks /proc and /sys (systempaths=unconfined)")},
-		ruleDef{Rule: cr("CMP-H15", "Writable cgroups", high, axH,
-			"writable-cgroups=true mounts cgroupfs read-write (release_agent class on cgroup v1)",
-			"remove writable-cgroups=true"),
+		ruleDef{id: "CMP-H15",
 			check: secOptRule("CMP-H15", "writable-cgroups", "true", "mounts cgroupfs writable")},
-		ruleDef{Rule: cr("CMP-H16", "Host PID namespace", crit, axH,
-			"pid: host shows host processes (and /proc/<pid>/root); with SYS_PTRACE it is an escape",
-			"remove pid: host"),
+		ruleDef{id: "CMP-H16",
 			check: modeRule("CMP-H16", "pid", map[string]int{"host": int(crit), "service:": int(med), "container:": int(med)})},
-		ruleDef{Rule: cr("CMP-H17", "Host IPC namespace", high, axH,
-			"ipc: host shares host shared memory and semaphores",
-			"remove ipc: host (use private)"),
+		ruleDef{id: "CMP-H17",
 			check: modeRule("CMP-H17", "ipc", map[string]int{"host": int(high), "shareable": int(low), "service:": int(low), "container:": int(low)})},
-		ruleDef{Rule: cr("CMP-H18", "Host UTS namespace", low, axH,
-			"uts: host shares the host's hostname",
-			"remove uts: host"),
+		ruleDef{id: "CMP-H18",
 			check: modeRule("CMP-H18", "uts", map[string]int{"host": int(low)})},
-		ruleDef{Rule: cr("CMP-H19", "Host user namespace", high, axH,
-			"userns_mode: host opts out of userns-remap: container root is host uid 0",
-			"remove userns_mode: host"),
+		ruleDef{id: "CMP-H19",
 			check: modeRule("CMP-H19", "userns_mode", map[string]int{"host": int(high)})},
-		ruleDef{Rule: cr("CMP-H20", "Host cgroup namespace", med, axH,
-			"cgroup: host shows host cgroup paths; with writable cgroupfs it is the release_agent precondition",
-			"remove cgroup: host / cgroup_parent"),
+		ruleDef{id: "CMP-H20",
 			check: func(c *ctx) {
 				modeRule("CMP-H20", "cgroup", map[string]int{"host": int(med)})(c)
 				c.composeServices(func(n string, s map[string]any) {
+					if !at(s, "cgroup").Present() && c.opts.EngineDefaultCgroupns == "host" {
+						c.report("CMP-H20", svcPath(n), med, "service %q sets no cgroup namespace and this engine's default is the host's (cgroup v1)", n)
+					}
 					if getString(s, "cgroup_parent") != "" {
 						c.report("CMP-H20", svcPath(n, "cgroup_parent"), low, "service %q sets cgroup_parent", n)
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H21", "Host devices exposed", crit, axH,
-			"a host device is passed into the container",
-			"remove the device; raw host disks are the host filesystem"),
+		ruleDef{id: "CMP-H21",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, raw := range getList(s, "devices") {
@@ -318,24 +248,23 @@ func init() {
 						}
 						sev := med
 						switch {
-						case critDevRE.MatchString(src):
+						case catalog.CriticalDeviceRE.MatchString(src):
 							sev = crit
-						case highDevRE.MatchString(src):
+						case catalog.HighDeviceRE.MatchString(src):
 							sev = high
 						}
 						c.report("CMP-H21", svcPath(n, "devices", i), sev, "service %q gets host device %s", n, src)
 					}
 					for i, r := range strList(s["device_cgroup_rules"]) {
 						f := strings.Fields(r)
-						if len(f) >= 2 && (f[0] == "a" || f[0] == "b") && f[1] == "*:*" {
-							c.report("CMP-H21", svcPath(n, "device_cgroup_rules", i), crit, "service %q allows all %s devices (%q)", n, map[string]string{"a": "host", "b": "block"}[f[0]], r)
+						if len(f) >= 2 && (f[0] == "a" || f[0] == "b" || f[0] == "c") && (f[1] == "*:*" || f[0] == "c" && f[1] == "1:*") {
+							// all char devices include /dev/mem and /dev/kmem (1:1, 1:2)
+							c.report("CMP-H21", svcPath(n, "device_cgroup_rules", i), crit, "service %q allows all %s devices (%q)", n, map[string]string{"a": "host", "b": "block", "c": "character"}[f[0]], r)
 						}
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H22", "GPU exposed", med, axH,
-			"GPUs expose /dev/nvidia* and the host driver ioctl surface",
-			"remove gpus / GPU device reservations unless the eval needs them"),
+		ruleDef{id: "CMP-H22",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if s["gpus"] != nil {
@@ -350,25 +279,20 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H23", "Unsafe sysctl", med, axH,
-			"a sysctl outside the Pod Security safe list is set",
-			"remove the sysctl; never set route_localnet=1"),
+		ruleDef{id: "CMP-H23",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					for _, k := range sortedKeys(getMap(s, "sysctls")) {
-						v := getString(s, "sysctls", k)
-						switch {
-						case strings.Contains(k, "route_localnet") && v == "1":
-							c.report("CMP-H23", svcPath(n, "sysctls", k), high, "service %q sets %s=1: breaks the 127/8 boundary", n, k)
-						case !safeSysctls[k]:
-							c.report("CMP-H23", svcPath(n, "sysctls", k), med, "service %q sets unsafe sysctl %s", n, k)
+					for _, e := range envVars(s["sysctls"]) {
+						switch rl, unsafe := catalog.SysctlRisk(e.name, e.value); {
+						case rl:
+							c.report("CMP-H23", svcPath(n, "sysctls", e.key), high, "service %q sets %s=%s: breaks the 127/8 boundary", n, e.name, e.value)
+						case unsafe:
+							c.report("CMP-H23", svcPath(n, "sysctls", e.key), med, "service %q sets unsafe sysctl %s", n, e.name)
 						}
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H24", "Writable root filesystem", med, axH,
-			"the root filesystem is writable: the agent can replace binaries the harness later runs",
-			"set read_only: true and give scratch space with tmpfs"),
+		ruleDef{id: "CMP-H24",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "read_only"); !b {
@@ -376,9 +300,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H25", "Runs as root", med, axH,
-			"the service runs as root (unless the image sets a non-root USER); most escapes presuppose root",
-			"set user: \"1000:1000\" (a non-root uid)"),
+		ruleDef{id: "CMP-H25",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					u := strings.TrimSpace(getString(s, "user"))
@@ -387,20 +309,17 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H26", "No sandboxed runtime for the agent", high, axH,
-			"the agent runs on runc: no second kernel boundary (gVisor/Kata) in front of kernel bugs",
-			"set runtime: runsc (gVisor) or a Kata runtime on the agent service"),
+		ruleDef{id: "CMP-H26",
 			check: func(c *ctx) {
+				sev, why := c.runtimeSeverity()
 				for _, n := range c.compose.agentNames() {
-					rt := strings.ToLower(getString(c.compose.services[n], "runtime"))
-					if rt == "" || rt == "runc" || rt == "io.containerd.runc.v2" {
-						c.report("CMP-H26", svcPath(n, "runtime"), 0, "agent service %q has no sandboxed runtime (runtime %q)", n, rt)
+					rt := getString(c.compose.services[n], "runtime")
+					if !catalog.IsSandboxedRuntime(rt) {
+						c.report("CMP-H26", svcPath(n, "runtime"), sev, "agent service %q has no sandboxed runtime (runtime %q); %s", n, rt, why)
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-H27", "Privileged lifecycle hook", high, axH,
-			"a post_start/pre_stop hook runs privileged (or as root in a non-root service) inside the container",
-			"drop privileged/user root from the hook"),
+		ruleDef{id: "CMP-H27",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					svcUser := getString(s, "user")
@@ -415,9 +334,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H28", "OOM killer disabled", med, axH,
-			"oom_kill_disable / negative oom_score_adj make other tenants and the harness die first",
-			"remove oom_kill_disable and negative oom_score_adj"),
+		ruleDef{id: "CMP-H28",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					if b, _ := getBool(s, "oom_kill_disable"); b {
@@ -428,17 +345,11 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-H29", "Working directory in a system path", high, axH,
-			"working_dir under /proc, /dev or /boot (the runc CVE-2024-21626 pattern)",
-			"use a normal working directory such as /work"),
+		ruleDef{id: "CMP-H29",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					wd := getString(s, "working_dir")
-					for _, d := range []string{"/proc/", "/dev/", "/boot/", "/initrd/", "/lost+found/"} {
-						if strings.HasPrefix(path.Clean(wd)+"/", d) {
-							c.report("CMP-H29", svcPath(n, "working_dir"), 0, "service %q has working_dir %s", n, wd)
-							return
-						}
+					if wd := getString(s, "working_dir"); catalog.SystemWorkdir(wd) {
+						c.report("CMP-H29", svcPath(n, "working_dir"), 0, "service %q has working_dir %s", n, wd)
 					}
 				})
 			}},
@@ -447,28 +358,15 @@ func init() {
 
 // sensitiveMount classifies a host bind source against the sensitive host directories.
 func sensitiveMount(src string, rw bool) (catalog.Severity, bool) {
-	s := path.Clean(src)
-	if !path.IsAbs(s) {
-		return 0, false
+	if catalog.EngineStatePath(src) {
+		return 0, false // the socket or its directory is CMP-H02's
 	}
-	if s == "/" {
-		if rw {
-			return crit, true
-		}
+	critical, sensitive := catalog.HostDirRisk(src)
+	switch {
+	case critical && rw:
+		return crit, true
+	case sensitive:
 		return high, true
-	}
-	for _, d := range critHostDirs {
-		if underDir(s, d) {
-			if rw {
-				return crit, true
-			}
-			return high, true
-		}
-	}
-	for _, d := range sensHostDirs {
-		if underDir(s, d) && !engineSocketRE.MatchString(s) {
-			return high, true
-		}
 	}
 	return 0, false
 }
@@ -508,23 +406,4 @@ func modeRule(id, key string, sevs map[string]int) func(*ctx) {
 			}
 		})
 	}
-}
-
-func num(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case float64:
-		return x, true
-	case string:
-		var f float64
-		if _, err := fmt.Sscan(x, &f); err == nil {
-			return f, true
-		}
-	}
-	return 0, false
 }

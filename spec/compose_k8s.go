@@ -100,9 +100,9 @@ func parseComposeK8s(doc *document, opts Options) error {
 		// env[i] is the i-th environment key in sorted order (convertService builds it so).
 		if len(p) >= 4 && p[0] == "services" && p[2] == "env" {
 			orig := rename[p[1]]
-			keys := sortedKeys(getMap(view.services[orig], "environment"))
-			if i, err := strconv.Atoi(p[3]); err == nil && i < len(keys) {
-				return svcPath(orig, "environment", keys[i])
+			vars := envVars(view.services[orig]["environment"])
+			if i, err := strconv.Atoi(p[3]); err == nil && i < len(vars) {
+				return svcPath(orig, "environment", vars[i].key)
 			}
 		}
 		return composeK8sSource(p, rename)
@@ -122,10 +122,10 @@ func convertService(svc map[string]any) map[string]any {
 	if wd := getString(svc, "working_dir"); wd != "" {
 		out["workingDir"] = wd
 	}
-	if env := getMap(svc, "environment"); len(env) > 0 {
+	if env := envVars(svc["environment"]); len(env) > 0 {
 		var list []any
-		for _, k := range sortedKeys(env) {
-			list = append(list, map[string]any{"name": k, "value": getString(env, k)})
+		for _, e := range env {
+			list = append(list, map[string]any{"name": e.name, "value": e.value})
 		}
 		out["env"] = list
 	}

@@ -4,31 +4,30 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+
 	units "github.com/docker/go-units"
 )
 
 // Compose resource (hardening.md §1.2) and tooling/secrets (§1.4) rules.
 
 var (
-	credNames = setOf("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "DIGITALOCEAN_ACCESS_TOKEN", "DOCKERHUB_PASSWORD", "FIREBASE_TOKEN", "CI_DEPLOY_PASSWORD", "GOOGLE_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "HEROKU_API_KEY", "AWS_CONFIG_FILE", "HF_TOKEN_PATH", "GOOGLE_APPLICATION_CREDENTIALS")
-	// Model-API, cloud, registry and VCS credentials are CRITICAL on the agent.
-	critCredRE  = regexp.MustCompile(`(?i)^(AWS_|AZURE_|GOOGLE_|GCP_|GH_|GITHUB_|GITLAB_|OPENAI_|ANTHROPIC_|HF_|HUGGING|GEMINI_|MISTRAL_|DOCKERHUB_|REGISTRY_|DIGITALOCEAN_)`)
-	credKeyRE   = regexp.MustCompile(`(?i)(secret|password|passwd|pwd|token|jwt|bearer|credential|api_?key|private_?key)`)
-	credValueRE = regexp.MustCompile(`BEGIN [A-Z ]*PRIVATE KEY|eyJhbGciO|(?i:^bearer )|AKIA[0-9A-Z]{16}|ghp_[0-9A-Za-z]{36}|AIza[0-9A-Za-z\-_]{35}|xox[baprs]-[0-9A-Za-z]{10,48}|sk-[A-Za-z0-9_\-]{20,}`)
-	flagNameRE  = regexp.MustCompile(`(?i)(flag|answer|solution|score|grader|ledger)`)
-	digestRE    = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
+	flagNameRE = regexp.MustCompile(`(?i)(flag|answer|solution|score|grader|ledger)`)
+	digestRE   = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
 )
 
 // credential classifies an environment entry; the value is inspected but never reported.
-func credential(key, val string) (isCred, critical bool) {
-	k := strings.ToUpper(key)
-	if credNames[k] || credValueRE.MatchString(val) {
-		return true, critCredRE.MatchString(k) || credValueRE.MatchString(val)
+func credential(key, val string) (isCred, critical bool) { return catalog.Credential(key, val) }
+
+// limited reports a resource limit that limits: present and not 0 (Compose's "unlimited").
+func limited(v any) bool {
+	if f, ok := num(v); ok {
+		return f > 0
 	}
-	if credKeyRE.MatchString(k) && !strings.HasSuffix(k, "_FILE") && !strings.HasSuffix(k, "_PATH") {
-		return true, critCredRE.MatchString(k)
+	if b, ok := memBytes(v); ok {
+		return b > 0
 	}
-	return false, false
+	return val{v}.Present()
 }
 
 func memBytes(v any) (int64, bool) {
@@ -45,29 +44,23 @@ func memBytes(v any) (int64, bool) {
 
 func init() {
 	register(
-		ruleDef{Rule: cr("CMP-R01", "No memory limit", med, axH,
-			"no memory limit: an agent memory bomb hits the host and co-tenants",
-			"set mem_limit (or deploy.resources.limits.memory)"),
+		ruleDef{id: "CMP-R01",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					if s["mem_limit"] == nil && get(s, "deploy", "resources", "limits", "memory") == nil {
+					if !limited(s["mem_limit"]) && !limited(get(s, "deploy", "resources", "limits", "memory")) {
 						c.report("CMP-R01", svcPath(n), 0, "service %q has no memory limit", n)
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R02", "No CPU limit", low, axH,
-			"no CPU limit (cpu_shares alone is only a weight)",
-			"set cpus (or deploy.resources.limits.cpus)"),
+		ruleDef{id: "CMP-R02",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					if s["cpus"] == nil && s["cpu_quota"] == nil && get(s, "deploy", "resources", "limits", "cpus") == nil {
+					if !limited(s["cpus"]) && !limited(s["cpu_quota"]) && !limited(get(s, "deploy", "resources", "limits", "cpus")) {
 						c.report("CMP-R02", svcPath(n), 0, "service %q has no CPU limit", n)
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R03", "No PID limit", med, axH,
-			"no PID limit: a fork bomb exhausts the host's PIDs",
-			"set pids_limit (e.g. 256)"),
+		ruleDef{id: "CMP-R03",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					v := s["pids_limit"]
@@ -79,9 +72,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R04", "Swap allowed", low, axH,
-			"memswap_limit unset or above the memory limit: the service can swap",
-			"set memswap_limit equal to mem_limit"),
+		ruleDef{id: "CMP-R04",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					mem, okm := memBytes(s["mem_limit"])
@@ -97,9 +88,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R05", "Raised ulimits", low, axH,
-			"ulimits raise nproc/nofile/memlock/core above defaults",
-			"remove the raised ulimits"),
+		ruleDef{id: "CMP-R05",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for _, k := range sortedKeys(getMap(s, "ulimits")) {
@@ -124,9 +113,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R06", "Unbounded tmpfs / shm", low, axH,
-			"tmpfs without size= (or without noexec), or a very large shm_size; tmpfs counts against memory",
-			"give every tmpfs size= and noexec, keep shm_size small"),
+		ruleDef{id: "CMP-R06",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					for i, t := range strList(s["tmpfs"]) {
@@ -144,9 +131,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-R07", "Agent restarts forever", low, axH,
-			"restart: always/unless-stopped on the agent masks kills and crash loops",
-			"use restart: \"no\" (Inspect manages the lifecycle) or on-failure:5"),
+		ruleDef{id: "CMP-R07",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					if r := getString(c.compose.services[a], "restart"); r == "always" || r == "unless-stopped" {
@@ -154,9 +139,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-R08", "No init process", info, axH,
-			"init: true is absent: no zombie reaping if the agent spawns many children",
-			"set init: true"),
+		ruleDef{id: "CMP-R08",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					if b, _ := getBool(c.compose.services[a], "init"); !b {
@@ -164,41 +147,58 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-R09", "No healthcheck", info, axH,
-			"the agent has no healthcheck",
-			"add a healthcheck"),
+		ruleDef{id: "CMP-R09",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
-					if c.compose.services[a]["healthcheck"] == nil {
+					if hc := c.compose.services[a]["healthcheck"]; hc == nil || at(hc, "disable").x == true || len(strList(get(hc, "test"))) > 0 && strings.EqualFold(strList(get(hc, "test"))[0], "NONE") {
 						c.report("CMP-R09", svcPath(a), 0, "agent %q has no healthcheck", a)
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-T01", "Credentials in the environment", crit, axT,
-			"a credential is in a service's environment; anything in the agent's env is the agent's",
-			"remove the variable; keep model and cloud credentials in the harness outside the sandbox"),
+		ruleDef{id: "CMP-T01",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					env := getMap(s, "environment")
-					for _, k := range sortedKeys(env) {
-						isCred, critical := credential(k, getString(env, k))
-						if !isCred {
+					sev, who := med, "service"
+					if c.compose.agents[n] {
+						sev, who = high, "agent"
+					}
+					for _, e := range c.env(n) {
+						isCred, critical := credential(e.name, e.value)
+						refs := harnessRefs(e.value)
+						if !isCred && len(refs) == 0 {
 							continue
 						}
-						sev, who := med, "service"
-						if c.compose.agents[n] {
-							sev, who = high, "agent"
-							if critical {
-								sev = crit
+						s := sev
+						if c.compose.agents[n] && (critical || len(refs) > 0) {
+							s = crit
+						}
+						how := "in its environment"
+						switch {
+						case e.from != "":
+							how = "from env_file " + e.from
+						case e.pass:
+							how = "passed through from the harness's environment"
+						}
+						if len(refs) > 0 && refs[0] != e.name {
+							how += " (its value is the harness's " + strings.Join(refs, ", ") + ")"
+						}
+						c.report("CMP-T01", e.path, s, "%s %q has credential variable %s %s", who, n, e.name, how)
+					}
+					for i, raw := range getList(s, "secrets") {
+						src := getString(raw, "source")
+						if from := getString(c.doc.model, "secrets", src, "environment"); from != "" {
+							if isCred, _ := credential(from, ""); isCred {
+								s := sev
+								if c.compose.agents[n] {
+									s = crit
+								}
+								c.report("CMP-T01", svcPath(n, "secrets", i), s, "%s %q is granted secret %q, which carries the harness's %s", who, n, src, from)
 							}
 						}
-						c.report("CMP-T01", svcPath(n, "environment", k), sev, "%s %q has credential variable %s in its environment", who, n, k)
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-T02", "Scoring material granted to the agent", high, axT,
-			"a secret/config given to the agent is shared with the scoring plane or named like a flag/answer",
-			"do not grant scoring secrets or configs to the agent"),
+		ruleDef{id: "CMP-T02",
 			check: func(c *ctx) {
 				for _, kind := range []string{"secrets", "configs"} {
 					scoring := map[string]bool{}
@@ -219,9 +219,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-T03", "Volume shared across the trust boundary", info, axT,
-			"a named volume (or volumes_from) is shared between the agent and another service: a tamper/plant channel",
-			"do not share volumes between the agent and other services"),
+		ruleDef{id: "CMP-T03",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					mine := map[string]int{}
@@ -250,9 +248,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("CMP-T04", "Image not pinned", med, axT,
-			"the image is :latest/untagged (MEDIUM) or not pinned by digest (LOW): the range is not reproducible",
-			"pin the image by tag and @sha256 digest"),
+		ruleDef{id: "CMP-T04",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
 					img := getString(s, "image")
@@ -274,9 +270,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-T05", "Image registry outside the allowlist", low, axT,
-			"the image comes from a registry outside the operator's allowlist (supply chain)",
-			"pull from an allowlisted registry or mirror"),
+		ruleDef{id: "CMP-T05",
 			check: func(c *ctx) {
 				if len(c.opts.RegistryAllowlist) == 0 {
 					return // policy off: nothing to compare against
@@ -288,22 +282,17 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-T06", "Secrets in build args", high, axT,
-			"build args carry a credential: it is baked into image layers the agent can read",
-			"pass build secrets with build.secrets, never args"),
+		ruleDef{id: "CMP-T06",
 			check: func(c *ctx) {
 				c.composeServices(func(n string, s map[string]any) {
-					args := getMap(s, "build", "args")
-					for _, k := range sortedKeys(args) {
-						if isCred, _ := credential(k, getString(args, k)); isCred {
-							c.report("CMP-T06", svcPath(n, "build", "args", k), 0, "service %q passes credential %s as a build arg", n, k)
+					for _, e := range envVars(get(s, "build", "args")) {
+						if isCred, _ := credential(e.name, e.value); isCred || len(harnessRefs(e.value)) > 0 {
+							c.report("CMP-T06", svcPath(n, "build", "args", e.key), 0, "service %q passes credential %s as a build arg", n, e.name)
 						}
 					}
 				})
 			}},
-		ruleDef{Rule: cr("CMP-T08", "Provider outputs injected into the agent", med, axT,
-			"the agent depends on a provider service whose outputs (URLs, API keys) Compose injects into it",
-			"do not make the agent depend on provider services"),
+		ruleDef{id: "CMP-T08",
 			check: func(c *ctx) {
 				for _, a := range c.compose.agentNames() {
 					for _, dep := range sortedKeys(getMap(c.compose.services[a], "depends_on")) {

@@ -57,6 +57,8 @@ type document struct {
 	vpos   map[string]Pos // value positions
 	model  map[string]any // format-specific model (merged compose model, values, config)
 	qm     []qmLine       // raw qm / firewall lines
+	// envFiles are the variables each Compose service gets from its env_file entries.
+	envFiles map[string][]envFileVar
 	// remap translates rule paths to source paths when the rules read a converted model
 	// (a Compose file linted as the agent-env values Inspect converts it to).
 	remap func(Path) Path

@@ -1,19 +1,20 @@
 package spec
 
 import (
+	"net/netip"
 	"regexp"
 	"strings"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // agent-env values rules (hardening.md §2.4) and the pod-spec rules (§2.3) the chart passes
 // through from services.<name>.securityContext, volumes, resources, env and image.
 
 var (
-	privateDNSRE   = regexp.MustCompile(`(?i)(\.local|\.internal|\.test|\.example|\.invalid|\.lan|\.svc|\.localhost|\.home\.arpa)\.?$`)
-	frontingRE     = regexp.MustCompile(`(?i)(cloudfront|akamai|fastly|cloudflare|azureedge|googleusercontent|pypi|npmjs|github|githubusercontent|docker\.io|amazonaws)`)
-	hardenedRTs    = setOf("gvisor", "runsc", "kata", "kata-qemu", "kata-fc", "kata-clh")
-	pssBaselineCap = setOf("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT")
-	k8sCritHostRE  = regexp.MustCompile(`(^|/)(docker|containerd|crio)\.sock$|^/$|^/(proc|sys|dev|etc|var/lib/kubelet|var/lib/docker|var/run)(/|$)`)
+	privateDNSRE  = regexp.MustCompile(`(?i)(\.local|\.internal|\.test|\.example|\.invalid|\.lan|\.svc|\.localhost|\.home\.arpa)\.?$`)
+	frontingRE    = regexp.MustCompile(`(?i)(cloudfront|akamai|fastly|cloudflare|azureedge|googleusercontent|pypi|npmjs|github|githubusercontent|docker\.io|amazonaws)`)
+	k8sCritHostRE = regexp.MustCompile(`(^|/)(docker|containerd|crio)\.sock$|^/$|^/(proc|sys|dev|etc|var/lib/kubelet|var/lib/docker|var/run)(/|$)`)
 )
 
 // helmContainers runs fn for every container the chart renders for a service: the service
@@ -34,9 +35,7 @@ func helmIsAgent(svc string) bool { return svc == "default" }
 
 func init() {
 	register(
-		ruleDef{Rule: cr("HELM-N01", "Unrestricted egress", crit, axN,
-			"the values allow all internet egress (and unrestricted DNS, i.e. DNS exfiltration)",
-			"remove \"*\" / world / all / 0.0.0.0/0 and list the domains the task needs"),
+		ruleDef{id: "HELM-N01",
 			check: func(c *ctx) {
 				for i, d := range strList(c.doc.model["allowDomains"]) {
 					if d == "*" {
@@ -49,14 +48,14 @@ func init() {
 					}
 				}
 				for i, cidr := range strList(c.doc.model["allowCIDR"]) {
-					if cidr == "0.0.0.0/0" || cidr == "::/0" {
-						c.report("HELM-N01", P("allowCIDR", i), 0, "allowCIDR contains %s: all internet", cidr)
+					// A /0 is everything; a handful of very short prefixes (0.0.0.0/1 plus
+					// 128.0.0.0/1) is everything too.
+					if pfx, err := netip.ParsePrefix(strings.TrimSpace(cidr)); err == nil && pfx.Bits() <= 4 {
+						c.report("HELM-N01", P("allowCIDR", i), 0, "allowCIDR contains %s: all (or a large share of the) internet", cidr)
 					}
 				}
 			}},
-		ruleDef{Rule: cr("HELM-N02", "Egress allowed by domain", med, axN,
-			"egress is allowed to a domain (N1); wildcards and CDNs/package mirrors are domain-fronting risks",
-			"keep allowDomains to exact names the task needs; avoid wildcards and CDNs"),
+		ruleDef{id: "HELM-N02",
 			check: func(c *ctx) {
 				for i, d := range strList(c.doc.model["allowDomains"]) {
 					switch {
@@ -70,9 +69,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("HELM-N03", "Extra egress ports", med, axN,
-			"allowDomainsPorts opens UDP/ANY or ports other than TCP 80/443 (UDP 443 enables QUIC)",
-			"remove the extra ports; the default is TCP 80/443"),
+		ruleDef{id: "HELM-N03",
 			check: func(c *ctx) {
 				for i, raw := range getList(c.doc.model, "allowDomainsPorts") {
 					proto := strings.ToUpper(getString(raw, "protocol"))
@@ -82,9 +79,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("HELM-N04", "Cluster entities reachable", high, axN,
-			"allowEntities lets the agent reach the API server or nodes",
-			"remove kube-apiserver/host/remote-node/cluster from allowEntities"),
+		ruleDef{id: "HELM-N04",
 			check: func(c *ctx) {
 				for i, e := range strList(c.doc.model["allowEntities"]) {
 					switch e {
@@ -93,9 +88,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("HELM-N05", "DNS records for public names", med, axN,
-			"the chart rewrites DNS for a public-looking name into the range; check it shadows no scorer or model API",
-			"use range-local names (e.g. *.internal) for additionalDnsRecords"),
+		ruleDef{id: "HELM-N05",
 			check: func(c *ctx) {
 				svcs := getMap(c.doc.model, "services")
 				for _, n := range sortedKeys(svcs) {
@@ -106,9 +99,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("HELM-N06", "No network subsets with a scorer present", high, axN,
-			"networks: is undefined while a scorer-like service exists: every service in the release can talk to every other",
-			"define networks: so the agent and the scorer are in disjoint subsets"),
+		ruleDef{id: "HELM-N06",
 			check: func(c *ctx) {
 				if len(getMap(c.doc.model, "networks")) > 0 {
 					return
@@ -120,21 +111,19 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("HELM-H01", "Sandboxed runtime turned off", high, axH,
-			"runtimeClassName runc/CLUSTER_DEFAULT drops the chart's gVisor default",
-			"remove runtimeClassName (the chart defaults to gvisor)"),
+		ruleDef{id: "HELM-H01",
 			check: func(c *ctx) {
+				sev, why := c.runtimeSeverity()
 				svcs := getMap(c.doc.model, "services")
 				for _, n := range sortedKeys(svcs) {
-					rt := getString(svcs[n], "runtimeClassName")
-					if rt != "" && !hardenedRTs[strings.ToLower(rt)] {
-						c.report("HELM-H01", P("services", n, "runtimeClassName"), 0, "service %q uses runtimeClassName %s instead of gvisor", n, rt)
+					v := at(svcs[n], "runtimeClassName")
+					rt := v.Str()
+					if v.Present() && !catalog.IsSandboxedRuntime(rt) {
+						c.report("HELM-H01", P("services", n, "runtimeClassName"), sev, "service %q uses runtimeClassName %q instead of gvisor; %s", n, rt, why)
 					}
 				}
 			}},
-		ruleDef{Rule: cr("HELM-H02", "CoreDNS security context overridden", med, axH,
-			"corednsSecurityContext overrides the chart's hardened default (non-root, read-only, RuntimeDefault, drop ALL)",
-			"remove corednsSecurityContext"),
+		ruleDef{id: "HELM-H02",
 			check: func(c *ctx) {
 				sc := getMap(c.doc.model, "corednsSecurityContext")
 				if sc == nil {
@@ -146,25 +135,19 @@ func init() {
 				}
 				c.report("HELM-H02", P("corednsSecurityContext"), 0, "corednsSecurityContext overrides the hardened default")
 			}},
-		ruleDef{Rule: cr("HELM-T01", "Service-account token mounted", high, axT,
-			"automountServiceAccountToken: true exposes Kubernetes API credentials to sandbox code",
-			"remove automountServiceAccountToken (the chart default is false)"),
+		ruleDef{id: "HELM-T01",
 			check: func(c *ctx) {
 				if b, _ := getBool(c.doc.model, "automountServiceAccountToken"); b {
 					c.report("HELM-T01", P("automountServiceAccountToken"), 0, "")
 				}
 			}},
-		ruleDef{Rule: cr("K8S-T02", "Default or powerful ServiceAccount", crit, axT,
-			"the agent uses the namespace's default ServiceAccount",
-			"use a dedicated ServiceAccount with no RBAC bindings, or none"),
+		ruleDef{id: "K8S-T02",
 			check: func(c *ctx) {
 				if getString(c.doc.model, "serviceAccountName") == "default" {
 					c.report("K8S-T02", P("serviceAccountName"), 0, "serviceAccountName is the namespace's default ServiceAccount")
 				}
 			}},
-		ruleDef{Rule: cr("K8S-H01", "Privileged container", crit, axH,
-			"securityContext.privileged: true: host-root equivalent",
-			"remove privileged: true"),
+		ruleDef{id: "K8S-H01",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					if b, _ := getBool(m, "securityContext", "privileged"); b {
@@ -172,9 +155,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H03", "hostPath volume", high, axH,
-			"a hostPath volume exposes the node's filesystem",
-			"use emptyDir, a PVC or the chart's named volumes instead of hostPath"),
+		ruleDef{id: "K8S-H03",
 			check: func(c *ctx) {
 				svcs := getMap(c.doc.model, "services")
 				for _, n := range sortedKeys(svcs) {
@@ -191,25 +172,21 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("K8S-H04", "Dangerous capability added", crit, axH,
-			"capabilities.add grants an escape-grade capability or one outside the PSS baseline",
-			"remove the capability"),
+		ruleDef{id: "K8S-H04",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					for i, cp := range strList(get(m, "securityContext", "capabilities", "add")) {
 						k := normCap(cp)
 						switch {
-						case critCaps[k]:
+						case catalog.CriticalCaps[k]:
 							c.report("K8S-H04", P(base, "securityContext", "capabilities", "add", i), crit, "service %q adds %s", n, k)
-						case !pssBaselineCap[k]:
+						case !catalog.PSSBaselineCaps[k]:
 							c.report("K8S-H04", P(base, "securityContext", "capabilities", "add", i), high, "service %q adds %s (outside the PSS baseline)", n, k)
 						}
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H05", "Capabilities not dropped", med, axH,
-			"capabilities.drop lacks ALL (Restricted PSS)",
-			"set securityContext.capabilities.drop: [ALL]"),
+		ruleDef{id: "K8S-H05",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					if !hasCap(get(m, "securityContext", "capabilities", "drop"), "ALL") {
@@ -217,9 +194,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H06", "Privilege escalation allowed", med, axH,
-			"allowPrivilegeEscalation is not explicitly false",
-			"set securityContext.allowPrivilegeEscalation: false"),
+		ruleDef{id: "K8S-H06",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					if b, set := getBool(m, "securityContext", "allowPrivilegeEscalation"); !set || b {
@@ -227,9 +202,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H07", "May run as root", med, axH,
-			"runAsNonRoot is not true (or runAsUser is 0)",
-			"set securityContext.runAsNonRoot: true and a non-zero runAsUser"),
+		ruleDef{id: "K8S-H07",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					nonRoot, _ := getBool(m, "securityContext", "runAsNonRoot")
@@ -238,9 +211,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H08", "Seccomp unconfined or unset", med, axH,
-			"seccompProfile is Unconfined (HIGH) or unset (MEDIUM)",
-			"set securityContext.seccompProfile.type: RuntimeDefault"),
+		ruleDef{id: "K8S-H08",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					switch t := getString(m, "securityContext", "seccompProfile", "type"); t {
@@ -251,9 +222,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H09", "AppArmor unconfined", high, axH,
-			"appArmorProfile.type: Unconfined drops the runtime's AppArmor profile",
-			"remove appArmorProfile or use RuntimeDefault"),
+		ruleDef{id: "K8S-H09",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					if getString(m, "securityContext", "appArmorProfile", "type") == "Unconfined" {
@@ -261,9 +230,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H10", "SELinux options outside the allowed set", high, axH,
-			"seLinuxOptions sets a type outside container_t/container_init_t/container_kvm_t/container_engine_t, or a user/role",
-			"remove seLinuxOptions"),
+		ruleDef{id: "K8S-H10",
 			check: func(c *ctx) {
 				allowed := setOf("", "container_t", "container_init_t", "container_kvm_t", "container_engine_t")
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
@@ -276,9 +243,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H14", "Windows HostProcess container", crit, axH,
-			"windowsOptions.hostProcess: true runs the container as a process on the Windows node",
-			"remove windowsOptions.hostProcess"),
+		ruleDef{id: "K8S-H14",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					if b, _ := getBool(m, "securityContext", "windowsOptions", "hostProcess"); b {
@@ -286,9 +251,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H11", "/proc unmasked", high, axH,
-			"procMount: Unmasked exposes kernel files Docker/containerd normally mask",
-			"remove procMount: Unmasked"),
+		ruleDef{id: "K8S-H11",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					if getString(m, "securityContext", "procMount") == "Unmasked" {
@@ -296,9 +259,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-H17", "Writable root filesystem", med, axH,
-			"readOnlyRootFilesystem is not true",
-			"set securityContext.readOnlyRootFilesystem: true"),
+		ruleDef{id: "K8S-H17",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					if b, _ := getBool(m, "securityContext", "readOnlyRootFilesystem"); !b {
@@ -306,9 +267,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-R01", "No memory limit", med, axH,
-			"resources.limits.memory is missing",
-			"set resources.limits.memory"),
+		ruleDef{id: "K8S-R01",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					if get(m, "resources", "limits", "memory") == nil {
@@ -316,9 +275,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-R02", "No CPU limit", low, axH,
-			"resources.limits.cpu is missing",
-			"set resources.limits.cpu"),
+		ruleDef{id: "K8S-R02",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					if get(m, "resources", "limits", "cpu") == nil {
@@ -326,9 +283,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-T03", "Credentials in the environment", high, axT,
-			"a credential is in a container's env; anything in the agent's env is the agent's",
-			"remove the variable; keep credentials in the harness"),
+		ruleDef{id: "K8S-T03",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					for i, e := range getList(m, "env") {
@@ -343,9 +298,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-T04", "Workload identity in the sandbox", high, axT,
-			"cloud workload-identity token files are wired into a container",
-			"remove AWS_WEB_IDENTITY_TOKEN_FILE / AZURE_FEDERATED_TOKEN_FILE"),
+		ruleDef{id: "K8S-T04",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					for i, e := range getList(m, "env") {
@@ -355,9 +308,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("K8S-T05", "Image not pinned", med, axT,
-			"the image is :latest/untagged (MEDIUM) or has no digest (LOW)",
-			"pin the image by tag and @sha256 digest"),
+		ruleDef{id: "K8S-T05",
 			check: func(c *ctx) {
 				c.helmContainers(func(n string, base Path, m map[string]any, _ bool) {
 					img := getString(m, "image")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // TestMalformed: every file in testdata/malformed yields an InputError naming the file and the
@@ -224,15 +226,22 @@ func TestProfiles(t *testing.T) {
 	}
 }
 
+// TestEngineContext: CMP-N06 follows the engine version through the advisory table; a
+// distribution build it cannot judge is INFO, never HIGH (issue 14).
 func TestEngineContext(t *testing.T) {
-	for v, want := range map[string]bool{"20.10.24": true, "23.0.10": true, "23.0.11": false, "24.0.9": true, "25.0.3": true, "25.0.4": false, "26.0.0": false, "27.5.1": false} {
-		got, known := dockerVulnerableDNS(v)
-		if !known || got != want {
-			t.Errorf("%s: vulnerable=%v known=%v, want %v", v, got, known, want)
+	src := "services:\n  default:\n    image: a:1\n    networks: [r]\nnetworks:\n  r: {internal: true}\n"
+	for v, want := range map[string]catalog.Severity{
+		"20.10.24": catalog.SeverityHigh, "23.0.10": catalog.SeverityHigh, "23.0.11": catalog.SeverityNone, "24.0.9": catalog.SeverityHigh,
+		"25.0.3": catalog.SeverityHigh, "25.0.4": catalog.SeverityNone, "26.0.0": catalog.SeverityNone, "27.5.1": catalog.SeverityNone, "": catalog.SeverityNone,
+		"20.10.24+dfsg1": catalog.SeverityInfo, "24.0.5-0ubuntu1~22.04.1": catalog.SeverityInfo,
+	} {
+		got := catalog.SeverityNone
+		for _, f := range find(lintString(t, src, Options{EngineVersion: v}), "CMP-N06") {
+			got = f.Severity
 		}
-	}
-	if _, known := dockerVulnerableDNS(""); known {
-		t.Error("an empty engine version must be unknown")
+		if got != want {
+			t.Errorf("engine %q: CMP-N06 %s, want %s", v, got, want)
+		}
 	}
 }
 

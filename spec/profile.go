@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 )
 
@@ -21,9 +22,7 @@ type Profile struct {
 func (p Profile) String() string { return p.T + "." + p.H + "." + p.N }
 
 func init() {
-	register(ruleDef{Rule: cr("THN-001", "Incompatible T.H.N combination", high, axN,
-		"the spec's sandbox profile is a combination the AISI guidance marks incompatible",
-		"change the isolation tier or the network level (e.g. use k8s for pre-approved domains)")})
+	register(ruleDef{id: "THN-001"})
 }
 
 // classify derives the profile from the parsed spec and the rule context.
@@ -68,28 +67,35 @@ func (c *ctx) profileFindings(p Profile) {
 func composeNetworkLevel(c *ctx) (string, []string) {
 	level, why := "N2", []string{}
 	for _, a := range c.compose.agentNames() {
-		s := c.compose.services[a]
-		nm := strings.ToLower(getString(s, "network_mode"))
+		owner := a
+		if t := c.compose.sharedNamespaceOf(a); t != "" {
+			owner = t
+			why = append(why, fmt.Sprintf("agent %q uses the network namespace of %q", a, t))
+		}
+		nm := c.compose.networkMode(owner)
 		switch {
 		case nm == "none":
 			why = append(why, fmt.Sprintf("agent %q has network_mode: none", a))
 			continue
 		case nm == "host":
 			return "N0", append(why, fmt.Sprintf("agent %q uses the host network", a))
-		case nm != "":
-			why = append(why, fmt.Sprintf("agent %q shares %s", a, nm))
-			continue
+		case nm == "bridge" || nm == "default":
+			return "N0", append(why, fmt.Sprintf("agent %q is on the engine's default bridge (network_mode: %s)", a, nm))
+		case strings.HasPrefix(nm, "container:"):
+			return "N0", append(why, fmt.Sprintf("agent %q shares %s, whose networks this file does not show", a, nm))
 		}
-		for _, net := range c.compose.serviceNetworks(a) {
+		for _, net := range c.compose.serviceNetworks(owner) {
+			if c.compose.hostNetwork(net) {
+				return "N0", append(why, fmt.Sprintf("agent %q joins the engine's host network as %q", a, net))
+			}
 			if !c.compose.networkInternal(net) {
 				return "N0", append(why, fmt.Sprintf("agent %q is on non-internal network %q", a, net))
 			}
 		}
-		env := getMap(s, "environment")
-		for _, k := range sortedKeys(env) {
-			if u := strings.ToUpper(k); u == "HTTP_PROXY" || u == "HTTPS_PROXY" || u == "ALL_PROXY" {
+		for _, e := range c.env(a) {
+			if u := strings.ToUpper(e.name); u == "HTTP_PROXY" || u == "HTTPS_PROXY" || u == "ALL_PROXY" {
 				level = "N1"
-				why = append(why, fmt.Sprintf("agent %q egresses through proxy variable %s", a, k))
+				why = append(why, fmt.Sprintf("agent %q egresses through proxy variable %s", a, e.name))
 			}
 		}
 		if level == "N2" {
@@ -112,7 +118,7 @@ func helmNetworkLevel(v map[string]any) (string, []string) {
 		}
 	}
 	for _, c := range cidrs {
-		if c == "0.0.0.0/0" || c == "::/0" {
+		if pfx, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil && pfx.Bits() <= 4 {
 			return "N0", []string{"allowCIDR contains " + c}
 		}
 	}

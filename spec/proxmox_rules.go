@@ -26,9 +26,7 @@ func init() {
 	fw := []Format{FormatPVEFirewall}
 	both := []Format{FormatProxmox, FormatQM}
 	register(
-		ruleDef{Rule: cr("PVE-N01", "NIC without a bridge (user-mode NAT)", high, axN,
-			"a NIC has no bridge=: QEMU user networking NATs through the host outside any bridge firewall",
-			"attach the NIC to an isolated SDN vnet bridge"), formats: qm,
+		ruleDef{id: "PVE-N01", formats: qm,
 			check: func(c *ctx) {
 				c.qmLines(func(l qmLine) {
 					if qmNetIndexRE.MatchString(l.key) && qmOptions(l.value)["bridge"] == "" {
@@ -36,9 +34,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("PVE-N02", "NIC on a LAN bridge", crit, axN,
-			"a NIC is on a bridge with a physical uplink: the VM is on the host's LAN",
-			"attach the NIC to an isolated vnet, never vmbr0"), formats: qm,
+		ruleDef{id: "PVE-N02", formats: qm,
 			check: func(c *ctx) {
 				lan := setOf(c.opts.LANBridges...)
 				if len(lan) == 0 {
@@ -50,9 +46,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("PVE-N03", "NIC firewall off", high, axN,
-			"the NIC firewall flag is off: no PVE firewall rule applies to this VM's traffic",
-			"set firewall=1 on every NIC (firewall: true in VmConfig)"), formats: both,
+		ruleDef{id: "PVE-N03", formats: both,
 			check: func(c *ctx) {
 				if c.doc.format == FormatQM {
 					c.qmLines(func(l qmLine) {
@@ -71,9 +65,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("PVE-N04", "VM firewall disabled", high, axN,
-			"the firewall file does not enable the firewall ([OPTIONS] enable defaults to 0)",
-			"set enable: 1 in [OPTIONS]"), formats: fw,
+		ruleDef{id: "PVE-N04", formats: fw,
 			check: func(c *ctx) {
 				if l, ok := c.fwOption("enable"); !ok {
 					c.reportAt("PVE-N04", Pos{1, 1}, "OPTIONS", 0, "firewall file has no enable: 1 (disabled by default)")
@@ -81,9 +73,7 @@ func init() {
 					c.qmReport("PVE-N04", l, 0, "firewall enable: %s", l.value)
 				}
 			}},
-		ruleDef{Rule: cr("PVE-N05", "VM egress allowed by default", high, axN,
-			"policy_out is absent or ACCEPT: the VM chain allows all outbound traffic",
-			"set policy_out: DROP and allow only in-range destinations"), formats: fw,
+		ruleDef{id: "PVE-N05", formats: fw,
 			check: func(c *ctx) {
 				if l, ok := c.fwOption("policy_out"); !ok {
 					c.reportAt("PVE-N05", Pos{1, 1}, "OPTIONS", 0, "policy_out is not set (defaults to ACCEPT)")
@@ -91,9 +81,7 @@ func init() {
 					c.qmReport("PVE-N05", l, 0, "policy_out: ACCEPT")
 				}
 			}},
-		ruleDef{Rule: cr("PVE-N06", "Spoofing protections off", med, axN,
-			"ipfilter off, macfilter: 0 or radv: 1 allow IP/MAC spoofing or rogue router adverts",
-			"set ipfilter: 1, keep macfilter: 1, radv: 0"), formats: fw,
+		ruleDef{id: "PVE-N06", formats: fw,
 			check: func(c *ctx) {
 				if l, ok := c.fwOption("ipfilter"); !ok || l.value != "1" {
 					c.reportAt("PVE-N06", Pos{max(l.line, 1), 1}, "ipfilter", 0, "ipfilter is not enabled")
@@ -105,9 +93,7 @@ func init() {
 					c.qmReport("PVE-N06", l, 0, "radv: 1 allows router advertisements from the VM")
 				}
 			}},
-		ruleDef{Rule: cr("PVE-N07", "SNAT internet egress", high, axN,
-			"the SDN gives the VMs SNAT internet egress (sdn_config \"auto\" or snat: true)",
-			"use an explicit sdn_config whose subnets have snat: false"), formats: pve,
+		ruleDef{id: "PVE-N07", formats: pve,
 			check: func(c *ctx) {
 				sdn, set := c.doc.model["sdn_config"]
 				if !set {
@@ -125,9 +111,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("PVE-N08", "Per-zone dnsmasq recurses upstream", med, axN,
-			"use_pve_ipam_dnsnmasq runs a dnsmasq that recurses upstream (a DNS tunnel) unless the egress lockdown blanks its resolver",
-			"enable the inspect-proxmox egress lockdown on the node, or set use_pve_ipam_dnsnmasq: false"), formats: pve,
+		ruleDef{id: "PVE-N08", formats: pve,
 			check: func(c *ctx) {
 				sdn, ok := c.doc.model["sdn_config"].(map[string]any)
 				if !ok {
@@ -137,9 +121,7 @@ func init() {
 					c.report("PVE-N08", P("sdn_config", "use_pve_ipam_dnsnmasq"), 0, "use_pve_ipam_dnsnmasq is on (the default): confirm the egress lockdown blanks dnsmasq's upstream")
 				}
 			}},
-		ruleDef{Rule: cr("PVE-N09", "Dual-homed VM or template NICs kept", high, axN,
-			"a VM bridges different vnets, or keeps its template's NICs (nics unset on a template source)",
-			"give each VM one NIC on one vnet, and set nics explicitly for template sources"), formats: both,
+		ruleDef{id: "PVE-N09", formats: both,
 			check: func(c *ctx) {
 				if c.doc.format == FormatQM {
 					bridges, first := map[string]bool{}, qmLine{}
@@ -171,21 +153,15 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("PVE-N11", "Pre-existing shared vnets", high, axN,
-			"sdn_config: null attaches VMs to pre-existing vnets that other samples may share",
-			"give every sample its own SDN (an explicit sdn_config)"), formats: pve,
+		ruleDef{id: "PVE-N11", formats: pve,
 			check: func(c *ctx) {
 				if v, set := c.doc.model["sdn_config"]; set && v == nil {
 					c.report("PVE-N11", P("sdn_config"), 0, "")
 				}
 			}},
-		ruleDef{Rule: cr("PVE-H01", "PCI passthrough", high, axH,
-			"hostpci passes real hardware (DMA) to the guest",
-			"remove the hostpci device"), formats: qm,
+		ruleDef{id: "PVE-H01", formats: qm,
 			check: qmKeyRule("PVE-H01", hostpciRE, "%s passes a host PCI device to the guest")},
-		ruleDef{Rule: cr("PVE-H02", "USB passthrough", high, axH,
-			"usb passes a host USB device to the guest",
-			"remove the usb device"), formats: qm,
+		ruleDef{id: "PVE-H02", formats: qm,
 			check: func(c *ctx) {
 				c.qmLines(func(l qmLine) {
 					if !usbRE.MatchString(l.key) {
@@ -198,9 +174,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("PVE-H03", "Host serial/parallel device", high, axH,
-			"serial/parallel maps a host device into the guest (direct host hardware access)",
-			"use serial0: socket"), formats: qm,
+		ruleDef{id: "PVE-H03", formats: qm,
 			check: func(c *ctx) {
 				c.qmLines(func(l qmLine) {
 					if (serialRE.MatchString(l.key) && strings.HasPrefix(l.value, "/dev/")) || parallelRE.MatchString(l.key) {
@@ -208,9 +182,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("PVE-H04", "Raw kvm arguments", crit, axH,
-			"args: passes arbitrary arguments to kvm, bypassing every key-level rule (NAT netdevs, host shares, monitor sockets)",
-			"remove args: and express the need with supported keys"), formats: qm,
+		ruleDef{id: "PVE-H04", formats: qm,
 			check: func(c *ctx) {
 				c.qmLines(func(l qmLine) {
 					if l.key != "args" {
@@ -229,9 +201,7 @@ func init() {
 					c.qmReport("PVE-H04", l, 0, "%s", detail)
 				})
 			}},
-		ruleDef{Rule: cr("PVE-H05", "Host memory or filesystem shared", high, axH,
-			"virtiofs, ivshmem or SPICE folder sharing shares host files or memory with the guest",
-			"remove the share"), formats: qm,
+		ruleDef{id: "PVE-H05", formats: qm,
 			check: func(c *ctx) {
 				c.qmLines(func(l qmLine) {
 					switch {
@@ -244,9 +214,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("PVE-H06", "Hook script", info, axH,
-			"a hookscript runs on the host at VM lifecycle events; review what guest data it consumes",
-			"review the hook script"), formats: qm,
+		ruleDef{id: "PVE-H06", formats: qm,
 			check: func(c *ctx) {
 				c.qmLines(func(l qmLine) {
 					if l.key == "hookscript" {
@@ -254,9 +222,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("PVE-H07", "QEMU guest agent channel", info, axT,
-			"the guest agent is a host-to-guest exec/file channel controlled by guest root: never trust its output for scoring",
-			"score from outside the guest"), formats: qm,
+		ruleDef{id: "PVE-H07", formats: qm,
 			check: func(c *ctx) {
 				c.qmLines(func(l qmLine) {
 					if l.key == "agent" && (qmOptions(l.value)[""] == "1" || qmOptions(l.value)["enabled"] == "1") {
@@ -264,9 +230,7 @@ func init() {
 					}
 				})
 			}},
-		ruleDef{Rule: cr("PVE-H08", "Host CPU model exposed", low, axH,
-			"cpu: host exposes host CPU flags (incl. vmx/svm for nested virtualisation)",
-			"use a named CPU model such as x86-64-v2-AES"), formats: both,
+		ruleDef{id: "PVE-H08", formats: both,
 			check: func(c *ctx) {
 				if c.doc.format == FormatQM {
 					c.qmLines(func(l qmLine) {
@@ -285,9 +249,7 @@ func init() {
 					}
 				}
 			}},
-		ruleDef{Rule: cr("PVE-H09", "No resource bounds", low, axH,
-			"no cpulimit or memory bound: the VM can starve co-tenants",
-			"set memory and cpulimit"), formats: qm,
+		ruleDef{id: "PVE-H09", formats: qm,
 			check: func(c *ctx) {
 				have := map[string]qmLine{}
 				c.qmLines(func(l qmLine) { have[l.key] = l })
@@ -298,9 +260,7 @@ func init() {
 					c.reportAt("PVE-H09", Pos{1, 1}, "cpulimit", 0, "no cpulimit: set")
 				}
 			}},
-		ruleDef{Rule: cr("PVE-T01", "Cloud-init credentials", med, axT,
-			"cloud-init credentials (cipassword, cicustom) are readable inside the guest",
-			"use per-sample SSH keys and no password; never reuse credentials"), formats: qm,
+		ruleDef{id: "PVE-T01", formats: qm,
 			check: func(c *ctx) {
 				c.qmLines(func(l qmLine) {
 					if l.key == "cipassword" || l.key == "cicustom" {

@@ -8,22 +8,23 @@ import (
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
-// ruleDef ties a catalogue entry to the function that decides it. Adding a rule is one entry in
-// a format's table plus a firing and a non-firing fixture in testdata/rules.
+// ruleDef ties a catalogue rule (spec/catalog) to the function that decides it on a spec.
+// Adding a rule is one entry in the catalogue, one entry in a format's table here, and a firing
+// and a non-firing fixture in testdata/rules.
 type ruleDef struct {
-	catalog.Rule
+	id      string
 	formats []Format
 	check   func(c *ctx)
 }
 
 var registry = map[Format][]ruleDef{}
 
-// register records rule metadata in the shared catalogue and the check for its formats.
+// register records the check for its formats; the rule must be in the catalogue.
 func register(defs ...ruleDef) {
 	for _, d := range defs {
-		catalog.Register(d.Rule)
+		catalog.MustLookup(d.id)
 		if d.formats == nil {
-			d.formats = formatsByPrefix(d.ID)
+			d.formats = formatsByPrefix(d.id)
 		}
 		for _, f := range d.formats {
 			registry[f] = append(registry[f], d)
@@ -37,7 +38,7 @@ func register(defs ...ruleDef) {
 
 func rulesFor(f Format) []ruleDef {
 	out := append([]ruleDef(nil), registry[f]...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
 }
 
@@ -45,7 +46,7 @@ func rulesFor(f Format) []ruleDef {
 func RuleIDs(f Format) []string {
 	var ids []string
 	for _, d := range rulesFor(f) {
-		ids = append(ids, d.ID)
+		ids = append(ids, d.id)
 	}
 	return ids
 }
@@ -64,6 +65,11 @@ func newCtx(doc *document, opts Options) *ctx {
 		c.compose = newComposeView(doc.model, doc.root, opts)
 	}
 	return c
+}
+
+// runtimeSeverity is the severity of a missing sandboxed runtime under the lint policy.
+func (c *ctx) runtimeSeverity() (catalog.Severity, string) {
+	return catalog.SandboxedRuntimeSeverity(c.opts.RuntimePolicy, c.opts.EngineRuntimes, c.opts.EngineRuntimes != nil)
 }
 
 // report records a finding for rule id at path. sev 0 means the rule's catalogue severity;
@@ -105,85 +111,6 @@ func (c *ctx) reportAt(id string, pos Pos, path string, sev catalog.Severity, de
 	})
 }
 
-// Generic accessors over decoded YAML/JSON models.
-
-func getMap(m any, keys ...string) map[string]any {
-	v := get(m, keys...)
-	mm, _ := v.(map[string]any)
-	return mm
-}
-
-func get(m any, keys ...string) any {
-	cur := m
-	for _, k := range keys {
-		mm, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = mm[k]
-	}
-	return cur
-}
-
-func getString(m any, keys ...string) string {
-	switch v := get(m, keys...).(type) {
-	case string:
-		return v
-	case nil:
-		return ""
-	default:
-		return fmt.Sprint(v)
-	}
-}
-
-func getBool(m any, keys ...string) (val, set bool) {
-	switch v := get(m, keys...).(type) {
-	case bool:
-		return v, true
-	case string:
-		switch strings.ToLower(v) {
-		case "true", "yes", "1", "on":
-			return true, true
-		case "false", "no", "0", "off":
-			return false, true
-		}
-	case int:
-		return v != 0, true
-	case float64:
-		return v != 0, true
-	}
-	return false, false
-}
-
-func getList(m any, keys ...string) []any {
-	l, _ := get(m, keys...).([]any)
-	return l
-}
-
-func strList(v any) []string {
-	var out []string
-	switch l := v.(type) {
-	case []any:
-		for _, x := range l {
-			out = append(out, fmt.Sprint(x))
-		}
-	case []string:
-		out = l
-	case string:
-		out = []string{l}
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Shorthand severities for the rule tables.
 const (
 	crit = catalog.SeverityCritical
@@ -207,28 +134,6 @@ func formatsByPrefix(id string) []Format {
 		return []Format{FormatHelm}
 	}
 	return nil
-}
-
-// sectionRefs points each rule family at its section of the hardening brief, which carries the
-// upstream sources (docker-bench, KICS, Trivy, PSA, ...) per rule.
-var sectionRefs = map[string]string{
-	"CMP-H": "hardening.md §1.1 (Compose host axis)", "CMP-R": "hardening.md §1.2 (Compose resources)",
-	"CMP-N": "hardening.md §1.3 (Compose network axis)", "CMP-T": "hardening.md §1.4 (Compose tooling axis)",
-	"K8S-": "hardening.md §2.3 (Kubernetes)", "HELM-": "hardening.md §2.4 (agent-env values)",
-	"PVE-": "hardening.md §3 (Proxmox)", "THN-": "inspect-sandboxes.md §5 (AISI T.H.N profile)",
-	"RK-": "rangekeeper lint",
-}
-
-// cr builds the catalogue entry of a rule.
-func cr(id, title string, sev catalog.Severity, axis catalog.Axis, msg, fix string, refs ...string) catalog.Rule {
-	refs = append(refs, upstreamRefs[id]...)
-	for p, ref := range sectionRefs {
-		if strings.HasPrefix(id, p) {
-			refs = append([]string{ref}, refs...)
-			break
-		}
-	}
-	return catalog.Rule{ID: id, Title: title, Severity: sev, Axis: axis, Message: msg, Fix: fix, References: refs}
 }
 
 func sevFrom(i int) catalog.Severity { return catalog.Severity(i) }

@@ -55,7 +55,8 @@ func ruleIDsOf(t *testing.T, path string) map[string]int {
 }
 
 // TestRules runs every registered rule against its firing and non-firing fixtures in
-// testdata/rules (<ID>.fire.<ext> / <ID>.pass.<ext>); a rule without both fails the test.
+// testdata/rules (<ID>.fire.<ext> / <ID>.pass.<ext>; a rule without both fails the test) and
+// against its evasion table (evasions_data_test.go), every entry of which must fire.
 func TestRules(t *testing.T) {
 	seen := map[string]bool{}
 	for _, f := range Formats {
@@ -81,6 +82,7 @@ func TestRules(t *testing.T) {
 					t.Errorf("%s: %s fired on the non-firing fixture", p, id)
 				}
 			}
+			checkEvasions(t, id)
 		})
 	}
 }

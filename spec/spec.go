@@ -5,8 +5,6 @@ package spec
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
@@ -39,6 +37,18 @@ type Options struct {
 	Env map[string]string
 	// MaxBytes caps the input size; 0 means DefaultMaxBytes.
 	MaxBytes int64
+	// RuntimePolicy sets the severity of a missing sandboxed runtime (CMP-H26, HELM-H01);
+	// "" is catalog.RuntimeRecommended.
+	RuntimePolicy catalog.RuntimePolicy
+	// EngineRuntimes are the runtimes the target engine or cluster offers (docker info's
+	// Runtimes, the cluster's RuntimeClasses); nil means unknown.
+	EngineRuntimes []string
+	// EngineDefaultCgroupns is the engine's cgroup namespace for a service that sets none:
+	// "host" on cgroup v1 engines (docker info CgroupVersion 1), "private" on v2; "" unknown.
+	EngineDefaultCgroupns string
+	// AllowOutsideProject lets include/extends/env_file read files outside the linted file's
+	// directory (by default they are refused, so a spec cannot make lint read /etc/shadow).
+	AllowOutsideProject bool
 }
 
 // Finding is one rule hit located in a file.
@@ -120,15 +130,11 @@ func IsInputError(err error) bool {
 	return errors.As(err, &ie)
 }
 
-// LintFile reads and lints one file.
+// LintFile reads and lints one file. The path is checked before it is opened: a FIFO, a
+// device or a directory is refused at once (never read, so nothing blocks), as is a file over
+// the size cap.
 func LintFile(path string, opts Options) (Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Result{File: path}, &InputError{File: path, Msg: err.Error()}
-	}
-	defer f.Close()
-	limit := opts.maxBytes()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err := readRegular(path, opts.maxBytes())
 	if err != nil {
 		return Result{File: path}, &InputError{File: path, Msg: err.Error()}
 	}

@@ -19,9 +19,7 @@ type suppression struct {
 }
 
 func init() {
-	register(ruleDef{Rule: cr("RK-001", "Suppression without a reason", low, axT,
-		"a rangekeeper:ignore comment has no reason, so it is not honoured",
-		"write why the finding is accepted after the rule ID: # rangekeeper:ignore CMP-N03 scorer is on loopback only")})
+	register(ruleDef{id: "RK-001"})
 }
 
 func parseSuppressions(data []byte) []suppression {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,58 +94,11 @@ func (b *Backend) inspectPosture(ctx context.Context, containerID, name string) 
 			nets[netName] = f
 		}
 	}
-	return assessPosture(res.Container, name, nets), nil
-}
-
-// ruleMeta is a rule's default severity and axis (the rule catalogue, spec/catalog); some rules
-// raise or lower the severity per trigger, as the brief's tables say.
-type ruleMeta struct {
-	sev  catalog.Severity
-	axis catalog.Axis
-}
-
-var postureRules = map[string]ruleMeta{
-	"CMP-H01": {catalog.SeverityCritical, catalog.AxisHost},    // privileged
-	"CMP-H02": {catalog.SeverityCritical, catalog.AxisHost},    // engine socket mounted
-	"CMP-H04": {catalog.SeverityHigh, catalog.AxisHost},        // sensitive host dir (CRITICAL when rw system dir)
-	"CMP-H05": {catalog.SeverityMedium, catalog.AxisHost},      // other host bind (HIGH shared, LOW ro)
-	"CMP-H06": {catalog.SeverityCritical, catalog.AxisHost},    // dangerous cap_add (HIGH for the second tier)
-	"CMP-H07": {catalog.SeverityMedium, catalog.AxisHost},      // non-default cap_add (LOW default cap)
-	"CMP-H08": {catalog.SeverityMedium, catalog.AxisHost},      // cap_drop not ALL
-	"CMP-H09": {catalog.SeverityLow, catalog.AxisHost},         // NET_RAW kept
-	"CMP-H10": {catalog.SeverityHigh, catalog.AxisHost},        // seccomp unconfined (CRITICAL with H06)
-	"CMP-H11": {catalog.SeverityHigh, catalog.AxisHost},        // apparmor unconfined
-	"CMP-H12": {catalog.SeverityHigh, catalog.AxisHost},        // SELinux label disabled
-	"CMP-H13": {catalog.SeverityMedium, catalog.AxisHost},      // no no-new-privileges
-	"CMP-H14": {catalog.SeverityHigh, catalog.AxisHost},        // systempaths=unconfined
-	"CMP-H15": {catalog.SeverityHigh, catalog.AxisHost},        // writable-cgroups
-	"CMP-H16": {catalog.SeverityCritical, catalog.AxisHost},    // pid host (MEDIUM container:)
-	"CMP-H17": {catalog.SeverityHigh, catalog.AxisHost},        // ipc host (LOW shareable/container:)
-	"CMP-H18": {catalog.SeverityLow, catalog.AxisHost},         // uts host
-	"CMP-H19": {catalog.SeverityHigh, catalog.AxisHost},        // userns host
-	"CMP-H20": {catalog.SeverityMedium, catalog.AxisHost},      // cgroupns host (LOW cgroup_parent)
-	"CMP-H21": {catalog.SeverityMedium, catalog.AxisHost},      // devices (CRITICAL block/mem, HIGH kvm/fuse/tun…)
-	"CMP-H22": {catalog.SeverityMedium, catalog.AxisHost},      // GPUs
-	"CMP-H23": {catalog.SeverityMedium, catalog.AxisHost},      // unsafe sysctl (HIGH route_localnet)
-	"CMP-H24": {catalog.SeverityMedium, catalog.AxisHost},      // writable rootfs
-	"CMP-H25": {catalog.SeverityMedium, catalog.AxisHost},      // runs as root
-	"CMP-H28": {catalog.SeverityMedium, catalog.AxisHost},      // OOM killer disabled (LOW negative score)
-	"CMP-H29": {catalog.SeverityHigh, catalog.AxisHost},        // working dir under /proc, /dev, /boot
-	"CMP-R01": {catalog.SeverityMedium, catalog.AxisHost},      // no memory limit
-	"CMP-R02": {catalog.SeverityLow, catalog.AxisHost},         // no CPU limit
-	"CMP-R03": {catalog.SeverityMedium, catalog.AxisHost},      // no PID limit
-	"CMP-R04": {catalog.SeverityLow, catalog.AxisHost},         // swap allowed
-	"CMP-R07": {catalog.SeverityLow, catalog.AxisHost},         // restart always
-	"CMP-N01": {catalog.SeverityCritical, catalog.AxisNetwork}, // network host
-	"CMP-N02": {catalog.SeverityMedium, catalog.AxisNetwork},   // shares another container's netns
-	"CMP-N03": {catalog.SeverityHigh, catalog.AxisNetwork},     // non-internal network
-	"CMP-N07": {catalog.SeverityMedium, catalog.AxisNetwork},   // public DNS resolvers
-	"CMP-N08": {catalog.SeverityHigh, catalog.AxisNetwork},     // host-gateway / metadata in extra_hosts
-	"CMP-N09": {catalog.SeverityMedium, catalog.AxisNetwork},   // published ports (LOW loopback privileged port)
-	"CMP-N10": {catalog.SeverityMedium, catalog.AxisNetwork},   // IPv6 network
-	"CMP-N15": {catalog.SeverityLow, catalog.AxisNetwork},      // links
-	"CMP-T01": {catalog.SeverityMedium, catalog.AxisTooling},   // credentials in env (by name only)
-	"CMP-T04": {catalog.SeverityLow, catalog.AxisTooling},      // image not pinned (MEDIUM latest/untagged)
+	var engine *EngineFacts
+	if f, err := b.EngineFacts(ctx); err == nil {
+		engine = &f
+	}
+	return assessPosture(res.Container, name, nets, engine), nil
 }
 
 // Findings of the brief that live posture does not emit: INFO-only rules (H26 runtime, R08 init,
@@ -159,57 +111,20 @@ type postureSet struct {
 	out    []backends.Finding
 }
 
+// add records a finding; sev 0 means the rule's catalogue severity (spec/catalog is the one
+// vocabulary of rule IDs, severities and axes the linter uses too).
 func (p *postureSet) add(rule string, sev catalog.Severity, msg, evidence string) {
-	meta := postureRules[rule]
+	meta := catalog.MustLookup(rule)
 	if sev == catalog.SeverityNone {
-		sev = meta.sev
+		sev = meta.Severity
 	}
-	p.out = append(p.out, backends.Finding{RuleID: rule, Severity: sev, Axis: meta.axis, Member: p.member, Message: msg, Evidence: evidence})
+	p.out = append(p.out, backends.Finding{RuleID: rule, Severity: sev, Axis: meta.Axis, Member: p.member, Message: msg, Evidence: evidence})
 }
-
-var (
-	engineSocket  = regexp.MustCompile(`(^|/)(docker|containerd|crio|podman|dockershim|cri-dockerd|frakti|rktlet)\.sock(et)?$`)
-	engineDirs    = []string{"/var/run/docker", "/run/containerd", "/run/crio", "/var/run/containerd", "/var/run/crio"}
-	criticalDirs  = []string{"/proc", "/sys", "/dev", "/etc", "/boot", "/root", "/var/lib/docker", "/var/lib/containerd", "/var/lib/kubelet"}
-	sensitiveDirs = []string{"/bin", "/sbin", "/boot", "/cdrom", "/dev", "/etc", "/home", "/lib", "/media", "/proc", "/root", "/run", "/selinux", "/srv", "/usr", "/var", "/sys", "/var/lib/docker"}
-)
-
-// Capabilities by the brief's tiers; Docker's default set (MOBY oci/defaults.go).
-var (
-	capsCritical = set("ALL", "SYS_ADMIN", "SYS_MODULE", "DAC_READ_SEARCH", "SYS_RAWIO", "BPF")
-	capsHigh     = set("SYS_PTRACE", "NET_ADMIN", "PERFMON", "SYS_BOOT", "MAC_ADMIN", "MAC_OVERRIDE", "SYSLOG", "SYS_TIME")
-	capsDefault  = set("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID", "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
-	safeSysctls  = set("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
-		"net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
-		"net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes")
-	metadataHosts = set("169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200", "168.63.129.16", "host-gateway")
-	// Credential names graded CRITICAL on the agent (model API, cloud, registry, VCS tokens).
-	criticalEnv = set("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET",
-		"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN",
-		"DIGITALOCEAN_ACCESS_TOKEN", "DOCKERHUB_PASSWORD", "FIREBASE_TOKEN", "CI_DEPLOY_PASSWORD", "GOOGLE_API_KEY", "LANGSMITH_API_KEY",
-		"LANGCHAIN_API_KEY", "HEROKU_API_KEY", "AWS_CONFIG_FILE", "HF_TOKEN_PATH", "GOOGLE_APPLICATION_CREDENTIALS")
-	secretKeyParts = []string{"SECRET", "KEY", "PASSWORD", "PWD", "TOKEN", "JWT", "BEARER", "CREDENTIAL"}
-	secretValue    = regexp.MustCompile(`BEGIN \w+ PRIVATE KEY|eyJhbGciO|Bearer |AKIA[0-9A-Z]{16}|ghp_[0-9A-Za-z]{36}|AIza[0-9A-Za-z\-_]{35}|xox[baprs]-[0-9A-Za-z]{10,48}`)
-)
-
-func set(xs ...string) map[string]bool {
-	m := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
-	}
-	return m
-}
-
-func normCap(c string) string {
-	return strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(c)), "CAP_")
-}
-
-// under reports whether p is dir or inside it.
-func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
 
 // assessPosture turns one container's inspect data into findings; nets are the facts of the
 // networks it joins, by network name. It is pure so every rule is tested without an engine.
-func assessPosture(c container.InspectResponse, name string, nets map[string]networkFacts) []backends.Finding {
+// engine is nil when the engine's runtimes are unknown.
+func assessPosture(c container.InspectResponse, name string, nets map[string]networkFacts, engine *EngineFacts) []backends.Finding {
 	p := &postureSet{member: name}
 	hc := c.HostConfig
 	if hc == nil {
@@ -228,13 +143,18 @@ func assessPosture(c container.InspectResponse, name string, nets map[string]net
 	// already say it, so only an explicit label=disable is reported on its own.
 	impliedNoLabel := hc.Privileged || hc.PidMode == "host" || hc.IpcMode == "host"
 	assessSecurityOpts(p, hc.SecurityOpt, dangerous, impliedNoLabel)
+	if hc.MaskedPaths != nil && len(hc.MaskedPaths) == 0 && !hc.Privileged {
+		// Compose and the CLI turn systempaths=unconfined into empty masked/read-only lists.
+		p.add("CMP-H14", 0, "masked and read-only /proc and /sys paths unmasked", "HostConfig.MaskedPaths=[]")
+	}
 	assessNamespaces(p, hc)
 	assessDevices(p, hc)
-	for k, v := range hc.Sysctls {
-		switch {
-		case strings.HasSuffix(k, ".route_localnet") && v == "1":
+	for _, k := range sortedKeys(hc.Sysctls) {
+		v := hc.Sysctls[k]
+		switch rl, unsafe := catalog.SysctlRisk(k, v); {
+		case rl:
 			p.add("CMP-H23", catalog.SeverityHigh, "route_localnet=1 breaks the 127/8 boundary", "Sysctls."+k+"="+v)
-		case !safeSysctls[k]:
+		case unsafe:
 			p.add("CMP-H23", 0, "sysctl outside the safe set", "Sysctls."+k+"="+v)
 		}
 	}
@@ -250,12 +170,10 @@ func assessPosture(c container.InspectResponse, name string, nets map[string]net
 	} else if hc.OomScoreAdj < 0 {
 		p.add("CMP-H28", catalog.SeverityLow, "negative OOM score: others are killed first", fmt.Sprintf("HostConfig.OomScoreAdj=%d", hc.OomScoreAdj))
 	}
-	for _, d := range []string{"/proc/", "/dev/", "/boot/"} {
-		if strings.HasPrefix(cfg.WorkingDir+"/", d) {
-			p.add("CMP-H29", 0, "working directory under "+d, "Config.WorkingDir="+cfg.WorkingDir)
-			break
-		}
+	if catalog.SystemWorkdir(cfg.WorkingDir) {
+		p.add("CMP-H29", 0, "working directory in a system path", "Config.WorkingDir="+cfg.WorkingDir)
 	}
+	assessRuntime(p, hc, cfg, engine)
 	assessResources(p, hc)
 	assessNetwork(p, hc, nets)
 	assessEnv(p, cfg)
@@ -270,26 +188,18 @@ func assessMounts(p *postureSet, mounts []container.MountPoint) {
 			continue
 		}
 		ev := fmt.Sprintf("bind %s:%s rw=%v", m.Source, m.Destination, m.RW)
-		socket := engineSocket.MatchString(m.Source) || engineSocket.MatchString(m.Destination)
-		for _, d := range engineDirs {
-			socket = socket || under(m.Source, d)
-		}
-		if socket {
+		if catalog.ExposesEngineSocket(m.Source) || catalog.EngineSocketRE.MatchString(m.Destination) {
 			p.add("CMP-H02", 0, "container engine socket mounted: engine API = host root", ev)
-			continue
+			if catalog.EngineStatePath(m.Source) {
+				continue // the socket or its directory: CMP-H02 says it all
+			}
 		}
-		critical, sensitive := m.Source == "/", m.Source == "/"
-		for _, d := range criticalDirs {
-			critical = critical || under(m.Source, d)
-		}
-		for _, d := range sensitiveDirs {
-			sensitive = sensitive || under(m.Source, d)
-		}
+		critical, sensitive := catalog.HostDirRisk(m.Source)
 		switch {
 		case critical && m.RW:
 			p.add("CMP-H04", catalog.SeverityCritical, "writable bind of a host system directory", ev)
-		case critical || sensitive:
-			p.add("CMP-H04", 0, "bind of a sensitive host directory", ev)
+		case sensitive:
+			p.add("CMP-H04", catalog.SeverityHigh, "bind of a sensitive host directory", ev)
 		case m.Propagation == mount.PropagationShared || m.Propagation == mount.PropagationRShared:
 			p.add("CMP-H05", catalog.SeverityHigh, "host bind with shared propagation", ev+" propagation="+string(m.Propagation))
 		case m.RW || m.Propagation == mount.PropagationSlave || m.Propagation == mount.PropagationRSlave:
@@ -304,16 +214,16 @@ func assessMounts(p *postureSet, mounts []container.MountPoint) {
 func assessCaps(p *postureSet, hc *container.HostConfig) bool {
 	dangerous := false
 	for _, raw := range hc.CapAdd {
-		c := normCap(raw)
+		c := catalog.NormCap(raw)
 		ev := "HostConfig.CapAdd=" + c
 		switch {
-		case capsCritical[c]:
+		case catalog.CriticalCaps[c]:
 			p.add("CMP-H06", 0, "dangerous capability "+c+" added", ev)
 			dangerous = true
-		case capsHigh[c]:
+		case catalog.HighCaps[c]:
 			p.add("CMP-H06", catalog.SeverityHigh, "dangerous capability "+c+" added", ev)
 			dangerous = true
-		case capsDefault[c]:
+		case catalog.DockerDefaultCaps[c]:
 			p.add("CMP-H07", catalog.SeverityLow, "capability "+c+" added", ev)
 		default:
 			p.add("CMP-H07", 0, "non-default capability "+c+" added", ev)
@@ -321,11 +231,11 @@ func assessCaps(p *postureSet, hc *container.HostConfig) bool {
 	}
 	dropped := map[string]bool{}
 	for _, c := range hc.CapDrop {
-		dropped[normCap(c)] = true
+		dropped[catalog.NormCap(c)] = true
 	}
 	added := map[string]bool{}
 	for _, c := range hc.CapAdd {
-		added[normCap(c)] = true
+		added[catalog.NormCap(c)] = true
 	}
 	if !dropped["ALL"] {
 		p.add("CMP-H08", 0, "capabilities not dropped (cap_drop: ALL missing)", fmt.Sprintf("HostConfig.CapDrop=%v", hc.CapDrop))
@@ -391,21 +301,16 @@ func assessNamespaces(p *postureSet, hc *container.HostConfig) {
 	}
 }
 
-var (
-	devCritical = regexp.MustCompile(`^/dev/(sd|nvme|vd|xvd|dm-|loop)|^/dev/(mem|kmem|port|kmsg)$`)
-	devHigh     = regexp.MustCompile(`^/dev/(kvm|fuse|net/tun|vhost-|dri/|nvidia)`)
-)
-
 func assessDevices(p *postureSet, hc *container.HostConfig) {
 	for _, d := range hc.Devices {
 		ev := "HostConfig.Devices=" + d.PathOnHost + ":" + d.PathInContainer
 		switch {
-		case devCritical.MatchString(d.PathOnHost):
+		case catalog.CriticalDeviceRE.MatchString(d.PathOnHost):
 			p.add("CMP-H21", catalog.SeverityCritical, "raw host block or memory device", ev)
-		case devHigh.MatchString(d.PathOnHost):
+		case catalog.HighDeviceRE.MatchString(d.PathOnHost):
 			p.add("CMP-H21", catalog.SeverityHigh, "host device with a large kernel surface", ev)
 		default:
-			p.add("CMP-H21", 0, "host device mapped", ev)
+			p.add("CMP-H21", catalog.SeverityMedium, "host device mapped", ev)
 		}
 	}
 	for _, r := range hc.DeviceCgroupRules {
@@ -413,7 +318,7 @@ func assessDevices(p *postureSet, hc *container.HostConfig) {
 		if len(f) >= 2 && (f[0] == "a" || f[0] == "b") && f[1] == "*:*" {
 			p.add("CMP-H21", catalog.SeverityCritical, "device cgroup rule grants every device", "HostConfig.DeviceCgroupRules="+r)
 		} else {
-			p.add("CMP-H21", 0, "device cgroup rule", "HostConfig.DeviceCgroupRules="+r)
+			p.add("CMP-H21", catalog.SeverityMedium, "device cgroup rule", "HostConfig.DeviceCgroupRules="+r)
 		}
 	}
 	for _, dr := range hc.DeviceRequests {
@@ -425,6 +330,30 @@ func assessDevices(p *postureSet, hc *container.HostConfig) {
 			}
 		}
 	}
+}
+
+// assessRuntime grades the agent's runtime by the sandboxed-runtime policy and what the engine
+// offers (CMP-H26); other members are not the agent's kernel boundary.
+func assessRuntime(p *postureSet, hc *container.HostConfig, cfg *container.Config, engine *EngineFacts) {
+	if cfg.Labels[LabelService] != DefaultService {
+		return
+	}
+	rt, known := hc.Runtime, engine != nil
+	var offered []string
+	if known {
+		offered = engine.Runtimes
+		if rt == "" {
+			rt = engine.DefaultRuntime
+		}
+	}
+	if rt == "" {
+		rt = "runc"
+	}
+	if catalog.IsSandboxedRuntime(rt) {
+		return
+	}
+	sev, why := catalog.SandboxedRuntimeSeverity(RuntimePolicy, offered, known)
+	p.add("CMP-H26", sev, "the agent runs on "+rt+", not gVisor/Kata; "+why, "HostConfig.Runtime="+rt)
 }
 
 func assessResources(p *postureSet, hc *container.HostConfig) {
@@ -461,6 +390,9 @@ func assessNetwork(p *postureSet, hc *container.HostConfig, nets map[string]netw
 	sort.Strings(names)
 	for _, n := range names {
 		f := nets[n]
+		if n == "host" || n == "none" {
+			continue // the host namespace is CMP-N01's; none has no network
+		}
 		if !f.Internal {
 			msg := "on network " + n + ", which is not internal: egress and a route to the host"
 			if n == "bridge" {
@@ -477,7 +409,7 @@ func assessNetwork(p *postureSet, hc *container.HostConfig, nets map[string]netw
 		if i := strings.IndexAny(h, ":="); i > 0 {
 			addr = h[i+1:]
 		}
-		if metadataHosts[addr] {
+		if catalog.MetadataAddrs[addr] || addr == catalog.HostGateway {
 			p.add("CMP-N08", 0, "extra host points at the host gateway or a cloud metadata address", "HostConfig.ExtraHosts="+h)
 		}
 	}
@@ -523,18 +455,13 @@ func assessEnv(p *postureSet, cfg *container.Config) {
 	agent := cfg.Labels[LabelService] == DefaultService
 	for _, kv := range cfg.Env {
 		k, v, _ := strings.Cut(kv, "=")
-		upper := strings.ToUpper(k)
-		named := false
-		for _, part := range secretKeyParts {
-			named = named || strings.Contains(upper, part)
-		}
-		known, valueLooks := criticalEnv[upper], secretValue.MatchString(v)
-		if !known && !named && !valueLooks {
+		isCred, critical := catalog.Credential(k, v)
+		if !isCred {
 			continue
 		}
 		sev := catalog.SeverityMedium
 		switch {
-		case agent && (known || valueLooks):
+		case agent && critical:
 			sev = catalog.SeverityCritical
 		case agent:
 			sev = catalog.SeverityHigh
@@ -556,5 +483,14 @@ func assessImage(p *postureSet, ref string) {
 		p.add("CMP-T04", catalog.SeverityMedium, "image not pinned (latest or no tag)", "Config.Image="+ref)
 		return
 	}
-	p.add("CMP-T04", 0, "image pinned by tag, not digest", "Config.Image="+ref)
+	p.add("CMP-T04", catalog.SeverityLow, "image pinned by tag, not digest", "Config.Image="+ref)
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

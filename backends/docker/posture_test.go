@@ -46,7 +46,7 @@ func hardened() (container.InspectResponse, map[string]networkFacts) {
 		Config: &container.Config{User: "1000:1000", Image: "img@sha256:0123", Labels: map[string]string{LabelService: "default"}},
 		HostConfig: &container.HostConfig{
 			CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges:true"}, ReadonlyRootfs: true,
-			NetworkMode: "p_internal", CgroupnsMode: "private", IpcMode: "private",
+			NetworkMode: "p_internal", CgroupnsMode: "private", IpcMode: "private", Runtime: "runsc",
 			Resources: container.Resources{Memory: 64 << 20, MemorySwap: 64 << 20, NanoCPUs: 5e8, PidsLimit: &pids},
 		},
 	}, map[string]networkFacts{"p_internal": {Name: "p_internal", Internal: true}}
@@ -168,7 +168,7 @@ func TestAssessPosture(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, n := hardened()
 			tt.weaken(&c, n)
-			fs := assessPosture(c, "m", n)
+			fs := assessPosture(c, "m", n, nil)
 			if g := ruleSet(fs); !reflect.DeepEqual(g, tt.want) {
 				t.Fatalf("findings %v, want %v", g, tt.want)
 			}
@@ -179,6 +179,37 @@ func TestAssessPosture(t *testing.T) {
 				if strings.Contains(f.Message+f.Evidence, "verysecret") || strings.Contains(f.Message+f.Evidence, "AKIA") {
 					t.Errorf("finding shows a secret value: %+v", f)
 				}
+			}
+		})
+	}
+}
+
+// TestAssessRuntime: the agent's CMP-H26 follows the policy and the runtimes the engine offers.
+func TestAssessRuntime(t *testing.T) {
+	runcOnly := &EngineFacts{Runtimes: []string{"io.containerd.runc.v2", "runc"}, DefaultRuntime: "runc"}
+	withRunsc := &EngineFacts{Runtimes: []string{"runc", "runsc"}, DefaultRuntime: "runc"}
+	for _, tc := range []struct {
+		name    string
+		runtime string
+		engine  *EngineFacts
+		policy  catalog.RuntimePolicy
+		want    sev
+	}{
+		{"engine unknown", "", nil, catalog.RuntimeRecommended, med},
+		{"engine offers only runc", "", runcOnly, catalog.RuntimeRecommended, catalog.SeverityInfo},
+		{"engine offers runsc", "runc", withRunsc, catalog.RuntimeRecommended, med},
+		{"required", "", runcOnly, catalog.RuntimeRequired, high},
+		{"off", "", withRunsc, catalog.RuntimeOff, catalog.SeverityInfo},
+		{"runsc", "runsc", withRunsc, catalog.RuntimeRequired, catalog.SeverityNone},
+		{"kata", "io.containerd.kata.v2", nil, catalog.RuntimeRequired, catalog.SeverityNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(p catalog.RuntimePolicy) { RuntimePolicy = p }(RuntimePolicy)
+			RuntimePolicy = tc.policy
+			c, n := hardened()
+			c.HostConfig.Runtime = tc.runtime
+			if g := ruleSet(assessPosture(c, "m", n, tc.engine))["CMP-H26"]; g != tc.want {
+				t.Errorf("CMP-H26 %s, want %s", g, tc.want)
 			}
 		})
 	}
@@ -234,11 +265,12 @@ func TestLivePostureOnRealContainers(t *testing.T) {
 	weakSB, hard := found[weakP], found[hardP]
 	wantWeak := got{"CMP-H01": crit, "CMP-H02": crit, "CMP-H06": crit, "CMP-H08": med, "CMP-H09": low, "CMP-H13": med,
 		"CMP-H16": crit, "CMP-H20": med, "CMP-H24": med, "CMP-H25": med, "CMP-R01": med, "CMP-R02": low, "CMP-R03": med,
-		"CMP-N03": high, "CMP-T04": low}
+		"CMP-N03": high, "CMP-T04": low, "CMP-H26": catalog.SeverityInfo}
 	if g := ruleSet(weakSB.Findings); !reflect.DeepEqual(g, wantWeak) {
 		t.Errorf("weak container findings\n got %v\nwant %v", g, wantWeak)
 	}
-	if g := ruleSet(hard.Findings); !reflect.DeepEqual(g, got{"CMP-T04": low}) {
+	// This engine offers only runc, so the sandboxed-runtime recommendation is INFO.
+	if g := ruleSet(hard.Findings); !reflect.DeepEqual(g, got{"CMP-T04": low, "CMP-H26": catalog.SeverityInfo}) {
 		t.Errorf("hardened container findings %v, want only the tag-not-digest hygiene finding", g)
 	}
 	if weakSB.WorstSeverity() != crit || hard.WorstSeverity() != low {

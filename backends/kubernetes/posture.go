@@ -13,30 +13,26 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Rule IDs and severities follow the rule catalogue in spec/catalog (K8S-*, HELM-*).
+// Rule IDs, their default severities and the shared sets (capabilities, host paths, runtime
+// classes, metadata addresses) come from the one vocabulary in spec/catalog.
 
-// baselineCaps is the PSS Baseline allow-list of added capabilities (NET_RAW is not in it).
-var baselineCaps = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
-	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
-
-// criticalCaps make an escape a matter of minutes.
-var criticalCaps = []string{"ALL", "SYS_ADMIN", "SYS_MODULE", "DAC_READ_SEARCH", "SYS_RAWIO", "BPF"}
-
-// criticalHostPaths are host paths whose mount hands over the node (K8S-H03 CRITICAL).
-var criticalHostPaths = []string{"/", "/proc", "/sys", "/dev", "/etc", "/var/lib/kubelet", "/var/lib/docker", "/var/run", "/run"}
-
-// hardenedRuntimes are the runtime classes accepted by K8S-H18 (gVisor, Kata).
-func hardenedRuntime(name string) bool { return name == "gvisor" || strings.HasPrefix(name, "kata") }
-
-// metadataPrefixes are the cloud metadata addresses of K8S-N04.
-var metadataPrefixes = []string{"169.254.169.254/32", "fd00:ec2::254/128", "100.100.100.200/32", "168.63.129.16/32"}
+// PostureOptions are the cluster facts and operator policy posture is graded by.
+type PostureOptions struct {
+	RuntimePolicy  catalog.RuntimePolicy // "" is recommended
+	RuntimeClasses []string              // the cluster's RuntimeClass names; nil means unknown
+}
 
 // Posture derives findings from the release's pod specs and, when the cluster has Cilium, from
 // the CiliumNetworkPolicies that select the release.
 func Posture(pods []*corev1.Pod, policies []*unstructured.Unstructured, cilium bool) []backends.Finding {
+	return PostureWith(pods, policies, cilium, PostureOptions{})
+}
+
+// PostureWith is Posture under an explicit policy and the cluster's runtime classes.
+func PostureWith(pods []*corev1.Pod, policies []*unstructured.Unstructured, cilium bool, o PostureOptions) []backends.Finding {
 	var out []backends.Finding
 	for _, p := range pods {
-		out = append(out, podFindings(p)...)
+		out = append(out, podFindings(p, o)...)
 	}
 	if cilium {
 		out = append(out, policyFindings(policies)...)
@@ -50,10 +46,11 @@ type findings struct {
 }
 
 func (f *findings) add(id string, sev catalog.Severity, axis catalog.Axis, msg, evidence string) {
+	catalog.MustLookup(id) // an ID outside the catalogue is a typo the tests catch
 	f.list = append(f.list, backends.Finding{RuleID: id, Severity: sev, Axis: axis, Member: f.member, Message: msg, Evidence: evidence})
 }
 
-func podFindings(p *corev1.Pod) []backends.Finding {
+func podFindings(p *corev1.Pod, o PostureOptions) []backends.Finding {
 	f := &findings{member: p.Name}
 	s := &p.Spec
 	userNS := s.HostUsers != nil && !*s.HostUsers
@@ -66,8 +63,9 @@ func podFindings(p *corev1.Pod) []backends.Finding {
 	if s.HostIPC {
 		f.add("K8S-H02", catalog.SeverityHigh, catalog.AxisHost, "pod shares the node's IPC namespace", "spec.hostIPC=true")
 	}
-	if rc := deref(s.RuntimeClassName); !hardenedRuntime(rc) {
-		f.add("K8S-H18", catalog.SeverityHigh, catalog.AxisHost, "pod does not run in a sandboxed runtime (gVisor or Kata)", fmt.Sprintf("spec.runtimeClassName=%q", rc))
+	if rc := deref(s.RuntimeClassName); !catalog.IsSandboxedRuntime(rc) {
+		sev, why := catalog.SandboxedRuntimeSeverity(o.RuntimePolicy, o.RuntimeClasses, o.RuntimeClasses != nil)
+		f.add("K8S-H18", sev, catalog.AxisHost, "pod does not run in a sandboxed runtime (gVisor or Kata); "+why, fmt.Sprintf("spec.runtimeClassName=%q", rc))
 	}
 	if s.ShareProcessNamespace != nil && *s.ShareProcessNamespace {
 		f.add("K8S-H20", catalog.SeverityLow, catalog.AxisHost, "containers of the pod see each other's processes and filesystems", "spec.shareProcessNamespace=true")
@@ -98,7 +96,7 @@ func podFindings(p *corev1.Pod) []backends.Finding {
 		}
 		hp := path.Clean(v.HostPath.Path)
 		sev := catalog.SeverityHigh
-		if slices.Contains(criticalHostPaths, hp) || strings.HasSuffix(hp, ".sock") {
+		if critical, _ := catalog.HostDirRisk(hp); critical || catalog.ExposesEngineSocket(hp) || strings.HasSuffix(hp, ".sock") {
 			sev = catalog.SeverityCritical
 		}
 		if !readOnly[v.Name] && sev < catalog.SeverityCritical {
@@ -135,18 +133,18 @@ func containerFindings(f *findings, c corev1.Container, podSC *corev1.PodSecurit
 	var add, drop []string
 	if sc.Capabilities != nil {
 		for _, c := range sc.Capabilities.Add {
-			add = append(add, strings.TrimPrefix(strings.ToUpper(string(c)), "CAP_"))
+			add = append(add, catalog.NormCap(string(c)))
 		}
 		for _, c := range sc.Capabilities.Drop {
-			drop = append(drop, strings.TrimPrefix(strings.ToUpper(string(c)), "CAP_"))
+			drop = append(drop, catalog.NormCap(string(c)))
 		}
 	}
 	for _, cp := range add {
 		switch {
-		case slices.Contains(criticalCaps, cp):
+		case catalog.CriticalCaps[cp]:
 			rootish = true
 			f.add("K8S-H04", catalog.SeverityCritical, catalog.AxisHost, "capability "+cp+" added", at("securityContext.capabilities.add="+cp))
-		case !slices.Contains(baselineCaps, cp):
+		case !catalog.PSSBaselineCaps[cp]:
 			rootish = true
 			f.add("K8S-H04", catalog.SeverityHigh, catalog.AxisHost, "capability "+cp+" added (outside the Baseline list)", at("securityContext.capabilities.add="+cp))
 		}
@@ -260,7 +258,7 @@ func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
 					f.add("HELM-N01", catalog.SeverityCritical, catalog.AxisNetwork, "egress to "+cidr+": every address", name+": toCIDR="+cidr)
 				}
 				var covered []string
-				for _, m := range metadataPrefixes {
+				for _, m := range catalog.MetadataPrefixes {
 					if mp := netip.MustParsePrefix(m); pfx.Contains(mp.Addr()) && pfx.Bits() <= mp.Bits() {
 						covered = append(covered, mp.Addr().String())
 					}

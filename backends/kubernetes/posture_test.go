@@ -135,21 +135,24 @@ func golden(t *testing.T, path, got string) {
 	}
 }
 
+// hardenedPod triggers no finding; each case weakens one thing.
+func hardenedPod() corev1.Pod {
+	yes, no := true, false
+	rc := "gvisor"
+	return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{
+		RuntimeClassName: &rc, AutomountServiceAccountToken: &no, EnableServiceLinks: &no,
+		Containers: []corev1.Container{{Name: "c", Image: pinnedImage,
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: mustQty("1Gi"), corev1.ResourceCPU: mustQty("1")}},
+			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, RunAsNonRoot: &yes, ReadOnlyRootFilesystem: &yes,
+				Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}}},
+	}}
+}
+
 // TestPostureRules checks individual rules on hand-written pod specs.
 func TestPostureRules(t *testing.T) {
 	yes, no := true, false
 	root := int64(0)
-	hardened := func() corev1.Pod {
-		rc := "gvisor"
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{
-			RuntimeClassName: &rc, AutomountServiceAccountToken: &no, EnableServiceLinks: &no,
-			Containers: []corev1.Container{{Name: "c", Image: pinnedImage,
-				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: mustQty("1Gi"), corev1.ResourceCPU: mustQty("1")}},
-				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, RunAsNonRoot: &yes, ReadOnlyRootFilesystem: &yes,
-					Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}}},
-		}}
-	}
 	cases := []struct {
 		name   string
 		mutate func(p *corev1.Pod)
@@ -193,13 +196,13 @@ func TestPostureRules(t *testing.T) {
 			p.Spec.RuntimeClassName = nil
 			p.Spec.EnableServiceLinks = nil
 			p.Spec.DNSPolicy = corev1.DNSDefault
-		}, map[string]catalog.Severity{"K8S-H18": catalog.SeverityHigh, "K8S-T06": catalog.SeverityLow, "K8S-N06": catalog.SeverityMedium}},
+		}, map[string]catalog.Severity{"K8S-H18": catalog.SeverityMedium, "K8S-T06": catalog.SeverityLow, "K8S-N06": catalog.SeverityMedium}},
 		{"untagged image", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "registry:5000/python" },
 			map[string]catalog.Severity{"K8S-T05": catalog.SeverityMedium}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := hardened()
+			p := hardenedPod()
 			tc.mutate(&p)
 			got := map[string]catalog.Severity{}
 			for _, f := range Posture([]*corev1.Pod{&p}, nil, false) {
@@ -211,6 +214,33 @@ func TestPostureRules(t *testing.T) {
 				t.Errorf("findings = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRuntimeClassPolicy: K8S-H18 follows the sandboxed-runtime policy and, when known, the
+// RuntimeClasses the cluster offers.
+func TestRuntimeClassPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		o    PostureOptions
+		want catalog.Severity
+	}{
+		{PostureOptions{}, catalog.SeverityMedium},
+		{PostureOptions{RuntimePolicy: catalog.RuntimeRequired}, catalog.SeverityHigh},
+		{PostureOptions{RuntimePolicy: catalog.RuntimeOff}, catalog.SeverityInfo},
+		{PostureOptions{RuntimeClasses: []string{}}, catalog.SeverityInfo},
+		{PostureOptions{RuntimeClasses: []string{"gvisor"}}, catalog.SeverityMedium},
+	} {
+		p := hardenedPod()
+		p.Spec.RuntimeClassName = nil
+		var got catalog.Severity
+		for _, f := range PostureWith([]*corev1.Pod{&p}, nil, false, tc.o) {
+			if f.RuleID == "K8S-H18" {
+				got = f.Severity
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%+v: K8S-H18 %s, want %s", tc.o, got, tc.want)
+		}
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
-// Rule IDs and severities are those of hardening.md §3 (PVE-*), shared with the spec linter.
+// Rule IDs are those of the one catalogue (spec/catalog, hardening.md §3 PVE-*) the spec linter
+// uses; an ID outside it is a typo that panics in tests.
 func finding(id string, sev catalog.Severity, axis catalog.Axis, member, msg, evidence string) backends.Finding {
+	catalog.MustLookup(id)
 	return backends.Finding{RuleID: id, Severity: sev, Axis: axis, Member: member, Message: msg, Evidence: evidence}
 }
 

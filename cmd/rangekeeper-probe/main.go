@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -57,7 +58,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err := os.Remove(exe); err != nil {
 			fmt.Fprintln(stderr, "rangekeeper-probe: remove-self:", err)
 		} else {
-			removed = true
+			removed = removePrivateDir(exe, stderr)
 		}
 	}
 	var targets facts.Targets
@@ -79,6 +80,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return exitOK
+}
+
+// privateDirPrefix names the directory the deliverer creates for the binary alone; the probe
+// removes it too (only if empty: it never deletes anything it did not bring).
+const privateDirPrefix = ".rangekeeper-probe-"
+
+func removePrivateDir(exe string, stderr io.Writer) bool {
+	dir := filepath.Dir(exe)
+	if !strings.HasPrefix(filepath.Base(dir), privateDirPrefix) {
+		return true
+	}
+	if err := os.Remove(dir); err != nil {
+		fmt.Fprintln(stderr, "rangekeeper-probe: remove-self: directory:", err)
+		return false
+	}
+	return true
 }
 
 func verifySelf(exe string, exeErr error, want string) error {

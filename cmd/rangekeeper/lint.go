@@ -24,6 +24,9 @@ type lintOptions struct {
 	Agents   []string
 	Roles    []string
 	Tooling  string
+	Runtime  string
+	Runtimes []string
+	Outside  bool
 	NoColor  bool
 	useColor bool
 }
@@ -56,6 +59,9 @@ Suppress a finding with a reason on its line or the line above:
 	fl.StringSliceVar(&o.Agents, "agent", nil, "service(s) the model gets a shell in (default: Inspect's default / x-default / first)")
 	fl.StringSliceVar(&o.Roles, "role", nil, "service roles as name=role (scorer, ledger, grader, proxy, target)")
 	fl.StringVar(&o.Tooling, "tooling", "", "tooling level to report in the profile: T0, T1 or T2")
+	fl.StringVar(&o.Runtime, "sandboxed-runtime", "", "policy for an agent without gVisor/Kata: required (HIGH), recommended (MEDIUM) or off (INFO); default: the config's lint.policy.sandboxed_runtime, else recommended")
+	fl.StringSliceVar(&o.Runtimes, "engine-runtimes", nil, "runtimes the target engine offers (docker info), e.g. runc,runsc; a recommendation it cannot follow drops to INFO")
+	fl.BoolVar(&o.Outside, "allow-outside-project", false, "let include/extends/env_file read files outside the linted file's directory")
 	fl.BoolVar(&o.NoColor, "no-color", false, "never colour the text output")
 	return cmd
 }
@@ -73,7 +79,12 @@ func runLint(f *factory, o *lintOptions) error {
 	if out != "text" && out != "json" && out != "sarif" {
 		return exitWith(2, fmt.Sprintf("unknown --output %q (want text, json or sarif)", o.Output))
 	}
-	opts := spec.Options{Format: format, EngineVersion: o.Engine, AgentServices: o.Agents, Tooling: o.Tooling, Roles: map[string]string{}}
+	policy, err := lintPolicy(f, o.Runtime)
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	opts := spec.Options{Format: format, EngineVersion: o.Engine, AgentServices: o.Agents, Tooling: o.Tooling, Roles: map[string]string{},
+		RuntimePolicy: policy, EngineRuntimes: o.Runtimes, AllowOutsideProject: o.Outside}
 	for _, r := range o.Roles {
 		name, role, ok := strings.Cut(r, "=")
 		if !ok {
@@ -111,4 +122,20 @@ func runLint(f *factory, o *lintOptions) error {
 		}
 	}
 	return nil
+}
+
+// lintPolicy is the sandboxed-runtime policy: the flag, else the config file's, else the default.
+func lintPolicy(f *factory, flag string) (catalog.RuntimePolicy, error) {
+	if flag != "" {
+		p, err := catalog.ParseRuntimePolicy(flag)
+		if err != nil {
+			return "", fmt.Errorf("--sandboxed-runtime: %w", err)
+		}
+		return p, nil
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return "", err
+	}
+	return catalog.ParseRuntimePolicy(string(cfg.Lint.Policy.SandboxedRuntime))
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func runLintCmd(t *testing.T, args ...string) (stdout string, code int, msg string) {
@@ -96,5 +99,66 @@ func TestLintNoColourWhenNotATerminal(t *testing.T) {
 	out, _, _ := runLintCmd(t, demo("compose-weak.yaml"))
 	if strings.Contains(out, "\x1b[") {
 		t.Fatal("colour written to a non-terminal")
+	}
+}
+
+// TestLintHostilePaths: a FIFO, /dev/zero and a directory on the command line are refused at
+// once (checked before they are opened), and the other files of the call are still reported.
+func TestLintHostilePaths(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "compose.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{fifo, "/dev/zero", dir} {
+		t.Run(filepath.Base(bad), func(t *testing.T) {
+			type res struct {
+				out, msg string
+				code     int
+			}
+			done := make(chan res, 1)
+			go func() {
+				out, code, msg := runLintCmd(t, bad, demo("compose-hardened.yaml"))
+				done <- res{out, msg, code}
+			}()
+			select {
+			case r := <-done:
+				if r.code != 2 || !strings.Contains(r.msg, bad+":") || !strings.Contains(r.out, "compose-hardened.yaml") {
+					t.Fatalf("exit %d msg %q; output:\n%s", r.code, r.msg, r.out)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("lint %s did not return within 5s", bad)
+			}
+		})
+	}
+}
+
+// TestLintRuntimePolicyFlag: CMP-H26 follows --sandboxed-runtime and the runtimes the engine
+// offers; the default (recommended, MEDIUM) no longer fails --fail-on high.
+func TestLintRuntimePolicyFlag(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yaml")
+	src := "services:\n  default:\n    image: busybox@sha256:" + strings.Repeat("a", 64) + "\n    network_mode: none\n    read_only: true\n    user: \"1000\"\n" +
+		"    cap_drop: [ALL]\n    security_opt: [\"no-new-privileges:true\"]\n    mem_limit: 64m\n    memswap_limit: 64m\n    cpus: 0.5\n    pids_limit: 64\n    init: true\n" +
+		"    healthcheck: {test: [\"CMD\", \"true\"]}\n"
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		sev  string
+		code int
+	}{
+		{nil, "MEDIUM", 0},
+		{[]string{"--sandboxed-runtime", "required"}, "HIGH", 1},
+		{[]string{"--sandboxed-runtime", "off"}, "INFO", 0},
+		{[]string{"--engine-runtimes", "runc,io.containerd.runc.v2"}, "INFO", 0},
+		{[]string{"--engine-runtimes", "runc,runsc"}, "MEDIUM", 0},
+		{[]string{"--sandboxed-runtime", "sometimes"}, "", 2},
+	} {
+		out, code, msg := runLintCmd(t, append(tc.args, file)...)
+		if code != tc.code || tc.sev != "" && !strings.Contains(out, tc.sev+" ") {
+			t.Errorf("%v: exit %d (want %d), %q; output:\n%s", tc.args, code, tc.code, msg, out)
+		}
 	}
 }

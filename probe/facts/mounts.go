@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // MountInfo is one parsed /proc/self/mountinfo line.
@@ -76,18 +78,13 @@ func unescape(s string) string {
 	return b.String()
 }
 
-var socketNames = []string{"docker.sock", "containerd.sock", "crio.sock", "podman.sock", "dockershim.sock", "cri-dockerd.sock"}
-var socketDirs = []string{"/run/containerd", "/var/run/docker", "/run/docker", "/run/crio", "/var/run/crio", "/run/podman"}
-
-// SocketKind names the runtime a socket path belongs to, or "".
+// SocketKind names the runtime a socket path belongs to, or "" (the socket names and
+// directories are the shared vocabulary's, spec/catalog).
 func SocketKind(p string) string {
-	base := filepath.Base(p)
-	for _, n := range socketNames {
-		if base == n || base == n+"et" {
-			return strings.TrimSuffix(n, ".sock")
-		}
+	if m := catalog.EngineSocketRE.FindStringSubmatch(p); m != nil {
+		return m[2]
 	}
-	for _, d := range socketDirs {
+	for _, d := range catalog.EngineDirs {
 		if p == d || strings.HasPrefix(p, d+"/") {
 			return strings.TrimPrefix(filepath.Base(d), "")
 		}

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
-var socketPaths = []string{"/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock",
-	"/var/run/containerd/containerd.sock", "/run/crio/crio.sock", "/var/run/crio/crio.sock",
-	"/run/podman/podman.sock", "/var/run/dockershim.sock", "/run/cri-dockerd.sock"}
+// socketPaths are the engine and runtime sockets of the shared vocabulary (spec/catalog).
+var socketPaths = catalog.EngineSocketPaths
 
 // sockets is P-SOCK-01: stat only, and access(W_OK) — connecting would talk to the engine.
 func (c *collector) sockets() {
@@ -139,23 +139,12 @@ func JWTClaims(tok string) map[string]string {
 	return out
 }
 
-// Credential env names (CMP-T01) and name patterns; values are never read into the report.
-var credentialEnv = map[string]bool{"AWS_ACCESS_KEY_ID": true, "AWS_SECRET_ACCESS_KEY": true, "AWS_SESSION_TOKEN": true,
-	"AZURE_CLIENT_ID": true, "AZURE_CLIENT_SECRET": true, "GITHUB_TOKEN": true, "GH_TOKEN": true, "GH_ENTERPRISE_TOKEN": true,
-	"GITHUB_ENTERPRISE_TOKEN": true, "OPENAI_API_KEY": true, "ANTHROPIC_API_KEY": true, "HF_TOKEN": true,
-	"HUGGING_FACE_HUB_TOKEN": true, "GOOGLE_API_KEY": true, "GEMINI_API_KEY": true, "MISTRAL_API_KEY": true,
-	"COHERE_API_KEY": true, "GROQ_API_KEY": true, "TOGETHER_API_KEY": true, "XAI_API_KEY": true, "DEEPSEEK_API_KEY": true,
-	"OPENROUTER_API_KEY": true, "AZURE_OPENAI_API_KEY": true, "LANGSMITH_API_KEY": true, "LANGCHAIN_API_KEY": true,
-	"DIGITALOCEAN_ACCESS_TOKEN": true, "DOCKERHUB_PASSWORD": true, "HEROKU_API_KEY": true, "FIREBASE_TOKEN": true,
-	"GOOGLE_APPLICATION_CREDENTIALS": true, "AWS_CONFIG_FILE": true, "HF_TOKEN_PATH": true, "KUBECONFIG": true,
-	"INSPECT_EVAL_MODEL_API_KEY": true}
-
-var credentialName = regexp.MustCompile(`(?i)(secret|passw|pwd|token|api_?key|private_?key|credential|bearer|jwt|access_?key)`)
-
-var modelEndpointEnv = regexp.MustCompile(`(?i)^(OPENAI_BASE_URL|OPENAI_API_BASE|ANTHROPIC_BASE_URL|OLLAMA_HOST|.*_API_BASE|.*_BASE_URL)$`)
-
-// secretValue matches credential-shaped values; used only to decide whether to report the name.
-var secretValue = regexp.MustCompile(`^(sk-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{16}|ghp_[0-9A-Za-z]{36}|AIza[0-9A-Za-z_-]{35}|xox[baprs]-[0-9A-Za-z-]{10,}|eyJhbGciO|-----BEGIN [A-Z ]*PRIVATE KEY)`)
+// isCredential classifies a variable with the shared vocabulary (names, name patterns, value
+// shapes); the value is inspected, never reported.
+func isCredential(name, val string) bool {
+	is, _ := catalog.Credential(name, val)
+	return is
+}
 
 // secrets is P-SEC-01..03: names and paths only.
 func (c *collector) secrets() {
@@ -168,10 +157,10 @@ func (c *collector) secrets() {
 			s.EngineEnv = append(s.EngineEnv, name)
 		case strings.EqualFold(name, "HTTP_PROXY") || strings.EqualFold(name, "HTTPS_PROXY") || strings.EqualFold(name, "ALL_PROXY") || strings.EqualFold(name, "NO_PROXY"):
 			s.ProxyEnv = append(s.ProxyEnv, name)
-		case modelEndpointEnv.MatchString(name):
+		case catalog.ModelEndpointRE.MatchString(name):
 			s.ModelEndpoint = append(s.ModelEndpoint, name)
 		case name == "PWD" || name == "OLDPWD": // working directories, not passwords
-		case val != "" && (credentialEnv[name] || credentialName.MatchString(name) || secretValue.MatchString(val)):
+		case val != "" && isCredential(name, val):
 			s.EnvNames = append(s.EnvNames, name)
 		}
 	}

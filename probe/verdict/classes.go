@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rangekeeper/rangekeeper/spec/advisory"
+
 	"github.com/rangekeeper/rangekeeper/probe/facts"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
@@ -69,23 +71,25 @@ func capClass(bit int) func(f *facts.Report, _ Versions, v *Verdict) {
 	}
 }
 
-func kernelRelease(f *facts.Report, vs Versions) (version, string) {
-	rel := f.Kernel.Release
+// kernelRelease is the kernel to judge: the operator's (the node's) when given, else what the
+// probe saw (uname -r and -v; -v carries Debian's package version).
+func kernelRelease(f *facts.Report, vs Versions) (release, unameVersion string) {
 	if vs.Kernel != "" {
-		rel = vs.Kernel
+		return vs.Kernel, ""
 	}
-	return parseVersion(rel), rel
+	return f.Kernel.Release, f.Kernel.Version
 }
 
-// kernelClass is a kernel-CVE class: exposed when the kernel is in the vulnerable range and
-// the gate (a capability, a syscall) is open.
-func kernelClass(cve string, vulnerable func(version) bool, gate func(f *facts.Report) (bool, string)) func(*facts.Report, Versions, *Verdict) {
+// kernelClass is a kernel-CVE class: exposed when the kernel carries the bug (advisory table:
+// upstream ranges, distribution builds it can judge) and the gate (a capability, a syscall) is
+// open; a distribution kernel it cannot judge is INFO "unknown".
+func kernelClass(cve string, gate func(f *facts.Report) (bool, string)) func(*facts.Report, Versions, *Verdict) {
 	return func(f *facts.Report, vs Versions, v *Verdict) {
 		if sandboxedRuntime(f, v) {
 			return
 		}
-		kv, rel := kernelRelease(f, vs)
-		if !kv.ok {
+		rel, uv := kernelRelease(f, vs)
+		if rel == "" {
 			v.Note = "kernel release unknown"
 			return
 		}
@@ -93,18 +97,21 @@ func kernelClass(cve string, vulnerable func(version) bool, gate func(f *facts.R
 		if gate != nil {
 			open, why = gate(f)
 		}
-		if vulnerable(kv) && open {
-			expose(v, catalog.SeverityCritical, "P-KRN-10", fmt.Sprintf("kernel %s is in the %s range", rel, cve))
+		r := advisory.CheckKernel(cve, rel, uv)
+		switch {
+		case r.Status == advisory.Unknown:
+			v.Status, v.Severity, v.Note = Unknown, catalog.SeverityInfo, r.Detail
+			v.Evidence = append(v.Evidence, Evidence{Source: "probe", Check: "P-KRN-10", Value: r.Detail})
+		case r.Status == advisory.Vulnerable && open:
+			expose(v, catalog.SeverityCritical, "P-KRN-10", r.Detail)
 			if why != "" {
 				v.Evidence = append(v.Evidence, Evidence{Source: "probe", Check: "gate", Value: why})
 			}
-			return
+		case r.Status == advisory.Vulnerable:
+			mitigate(v, "P-KRN-10", r.Detail+"; the gate is closed: "+why)
+		default:
+			mitigate(v, "P-KRN-10", r.Detail)
 		}
-		if vulnerable(kv) {
-			mitigate(v, "P-KRN-10", fmt.Sprintf("kernel %s is in the %s range but the gate is closed: %s", rel, cve, why))
-			return
-		}
-		mitigate(v, "P-KRN-10", fmt.Sprintf("kernel %s is outside the %s range", rel, cve))
 	}
 }
 

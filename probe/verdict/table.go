@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rangekeeper/rangekeeper/spec/advisory"
+
 	"github.com/rangekeeper/rangekeeper/probe/facts"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
@@ -135,23 +137,23 @@ var sebClasses = []class{
 			if sandboxedRuntime(f, v) {
 				return
 			}
-			runcClass(vs, v, "1.0.0-rc7", catalog.SeverityCritical, "CVE-2019-5736")
+			runcClass(vs, v, "CVE-2019-5736", catalog.SeverityCritical)
 			if v.Status == Exposed && (!f.Identity.Root || f.Identity.UserNS) {
 				v.Status, v.Severity = Mitigated, catalog.SeverityNone
 				mitigate(v, "P-PRIV-06", fmt.Sprintf("runs as uid %d (user namespace: %t): cannot overwrite the host runc", f.Identity.EUID, f.Identity.UserNS))
 			}
 		},
 		versionsOnly: func(vs Versions, v *Verdict) {
-			runcClass(vs, v, "1.0.0-rc7", catalog.SeverityCritical, "CVE-2019-5736")
+			runcClass(vs, v, "CVE-2019-5736", catalog.SeverityCritical)
 		}},
 	{id: "SEB-12", name: "runc CVE-2024-21626", axis: catalog.AxisHost, rules: []string{"CMP-H29"},
 		probe: func(f *facts.Report, vs Versions, v *Verdict) {
 			if sandboxedRuntime(f, v) {
 				return
 			}
-			runcClass(vs, v, "1.1.12", catalog.SeverityHigh, "CVE-2024-21626")
+			runcClass(vs, v, "CVE-2024-21626", catalog.SeverityHigh)
 		},
-		versionsOnly: func(vs Versions, v *Verdict) { runcClass(vs, v, "1.1.12", catalog.SeverityHigh, "CVE-2024-21626") }},
+		versionsOnly: func(vs Versions, v *Verdict) { runcClass(vs, v, "CVE-2024-21626", catalog.SeverityHigh) }},
 	{id: "SEB-13", name: "Host PID namespace", axis: catalog.AxisHost, rules: []string{"CMP-H16", "K8S-H02", "K8S-H20"},
 		probe: func(f *facts.Report, _ Versions, v *Verdict) {
 			n := f.Namespaces
@@ -203,36 +205,39 @@ var sebClasses = []class{
 			if f.Kernel.UnprivilegedBPF && f.Seccomp.Mode != 2 {
 				gates = append(gates, "unprivileged_bpf_disabled=0 and no seccomp filter")
 			}
-			kv, rel := kernelRelease(f, vs)
+			rel, uv := kernelRelease(f, vs)
 			if len(gates) == 0 {
 				mitigate(v, "P-PRIV-01", "bpf() not reachable: no CAP_BPF/CAP_SYS_ADMIN, unprivileged_bpf_disabled="+f.Kernel.Sysctls["kernel.unprivileged_bpf_disabled"])
 				return
 			}
 			sev := catalog.SeverityMedium
-			if kv.ok && fixedIn(kv, "4.4", "4.14.8", "4.9.71") {
+			if advisory.CheckKernel("CVE-2017-16995", rel, uv).Status == advisory.Vulnerable {
 				sev = catalog.SeverityCritical
 			}
 			expose(v, sev, "P-PRIV-01", "bpf() reachable via "+strings.Join(gates, ", ")+"; kernel "+rel)
 		}},
 	{id: "SEB-16", name: "Dirty COW", axis: catalog.AxisHost,
-		probe: kernelClass("CVE-2016-5195", func(k version) bool { return fixedIn(k, "2.6.22", "4.8.3", "4.7.9", "4.4.26") }, nil)},
+		probe: kernelClass("CVE-2016-5195", nil)},
 	{id: "SEB-17", name: "Dirty Pipe", axis: catalog.AxisHost,
-		probe: kernelClass("CVE-2022-0847", func(k version) bool { return fixedIn(k, "5.8", "5.16.11", "5.15.25", "5.10.102") }, nil)},
+		probe: kernelClass("CVE-2022-0847", nil)},
 	{id: "SEB-18", name: "Packet socket UAF", axis: catalog.AxisHost, rules: []string{"CMP-H09"},
 		probe: func(f *facts.Report, vs Versions, v *Verdict) {
 			if sandboxedRuntime(f, v) {
 				return
 			}
-			kv, rel := kernelRelease(f, vs)
+			rel, uv := kernelRelease(f, vs)
 			if !f.Caps.Effective.Has(facts.CapNetRaw) {
 				mitigate(v, "P-PRIV-01", "NET_RAW not in CapEff")
 				return
 			}
-			if kv.ok && fixedIn(kv, "3.2", "4.10.6", "4.9.18", "4.4.57") {
-				expose(v, catalog.SeverityCritical, "P-KRN-10", "NET_RAW in CapEff and kernel "+rel+" is in the CVE-2017-7308 range")
-				return
+			switch r := advisory.CheckKernel("CVE-2017-7308", rel, uv); r.Status {
+			case advisory.Vulnerable:
+				expose(v, catalog.SeverityCritical, "P-KRN-10", "NET_RAW in CapEff and "+r.Detail)
+			case advisory.Unknown:
+				expose(v, catalog.SeverityLow, "P-PRIV-01", "NET_RAW in CapEff (raw/packet sockets); "+r.Detail)
+			default:
+				expose(v, catalog.SeverityLow, "P-PRIV-01", "NET_RAW in CapEff (raw/packet sockets); kernel "+rel+" outside the CVE-2017-7308 range")
 			}
-			expose(v, catalog.SeverityLow, "P-PRIV-01", "NET_RAW in CapEff (raw/packet sockets); kernel "+rel+" outside the CVE-2017-7308 range")
 		}},
 }
 

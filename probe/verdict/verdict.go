@@ -87,7 +87,9 @@ func Evaluate(in Input) Verdicts {
 			if v.Severity > out.Worst {
 				out.Worst = v.Severity
 			}
-		} else {
+		} else if v.Status != Unknown || v.Severity != catalog.SeverityInfo {
+			// Severity belongs to exposed classes; an INFO "unknown" (a distribution build the
+			// advisory table cannot judge) keeps its INFO so it is shown, never counted.
 			v.Severity = catalog.SeverityNone
 		}
 		out.Classes = append(out.Classes, v)

@@ -1,12 +1,12 @@
-// Package catalog holds the hardening vocabulary shared by the spec linter, live posture and the
-// escape probe: severities, axes and the rule metadata keyed by stable rule ID.
+// Package catalog is the one hardening vocabulary of rangekeeper: rule IDs and their metadata
+// (rules_data.go), severities, axes and the shared sets (vocab.go) that the spec linter, live
+// posture (backends/*/posture.go) and the escape probe's verdicts all read.
 package catalog
 
 import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // Severity orders findings; the zero value means "no finding".
@@ -80,36 +80,35 @@ type Rule struct {
 	References []string
 }
 
-var (
-	mu    sync.RWMutex
-	rules = map[string]Rule{}
-)
-
-// Register adds rules to the catalogue; a duplicate ID panics at init time because it is a
-// programming error that tests must catch.
-func Register(rs ...Rule) {
-	mu.Lock()
-	defer mu.Unlock()
-	for _, r := range rs {
-		if _, dup := rules[r.ID]; dup {
+// rules indexes builtin by ID; a duplicate ID is a programming error caught at init.
+var rules = func() map[string]Rule {
+	m := make(map[string]Rule, len(builtin))
+	for _, r := range builtin {
+		if _, dup := m[r.ID]; dup {
 			panic("catalog: duplicate rule " + r.ID)
 		}
-		rules[r.ID] = r
+		m[r.ID] = r
 	}
-}
+	return m
+}()
 
 // Lookup returns the rule with id.
 func Lookup(id string) (Rule, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
 	r, ok := rules[id]
 	return r, ok
 }
 
-// All returns every registered rule sorted by ID.
+// MustLookup returns the rule with id and panics on an unknown ID (a typo a test catches).
+func MustLookup(id string) Rule {
+	r, ok := rules[id]
+	if !ok {
+		panic("catalog: unknown rule " + id)
+	}
+	return r
+}
+
+// All returns every rule sorted by ID.
 func All() []Rule {
-	mu.RLock()
-	defer mu.RUnlock()
 	out := make([]Rule, 0, len(rules))
 	for _, r := range rules {
 		out = append(out, r)

@@ -91,13 +91,20 @@ func TestGolden(t *testing.T) {
 }
 
 func TestCouldNotProbeIsShownNotHidden(t *testing.T) {
-	r := probe.Assess(probe.Result{SandboxID: "docker:default/x", Time: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
-		CouldNotProbe: "could not probe: no writable location where the probe could run (/tmp: cannot execute (exit 126, noexec mount?))"}, nil, nil, verdict.Versions{})
+	r := probe.Assess(probe.Result{SandboxID: "pve:range1/sample-1", Time: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
+		CouldNotProbe: "could not probe: no writable, executable place in the VM (2 attempts at /tmp, /; see the attempts)",
+		Attempts:      []probe.Attempt{{Place: "/tmp", Outcome: "cannot execute (exit 126, a filesystem mounted noexec in the guest?)"}, {Place: "/", Outcome: "cannot place binary: read-only"}}},
+		nil, nil, verdict.Versions{})
 	m := New(r)
 	m.SetSize(120, 10)
 	got := ansi.Strip(m.Render())
-	if !strings.Contains(got, "could not probe: no writable location") || strings.Contains(got, "mitigated") {
+	if !strings.Contains(got, "could not probe: no writable, executable place in the VM") || strings.Contains(got, "mitigated") || strings.Contains(got, "/: cannot place") {
 		t.Errorf("view:\n%s", got)
+	}
+	// The attempts are behind the evidence key (issue 20): a short summary, the detail on demand.
+	got = ansi.Strip(press(m, "e").Render())
+	if !strings.Contains(got, "Attempts · 2") || !strings.Contains(got, "/tmp: cannot execute") || !strings.Contains(got, "/: cannot place binary: read-only") {
+		t.Errorf("after e:\n%s", got)
 	}
 }
 

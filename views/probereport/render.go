@@ -65,10 +65,16 @@ func (m Model) footer() string {
 		}
 		return m.Theme.Key.Render(b.Label()) + " " + help
 	}
+	if !m.report.Probed() {
+		return screen.Hints(k(keymap.Expand, "attempts"), k(keymap.Back, "back"))
+	}
 	return screen.Hints(k(keymap.Down, "move"), k(keymap.Expand, "evidence"), k(keymap.Group, "by axis"), k(keymap.Back, "back"))
 }
 
 func (m Model) evidenceLines() []string {
+	if !m.report.Probed() {
+		return m.attemptLines()
+	}
 	v, ok := m.Selected()
 	if !m.showEvidence || !ok {
 		return nil
@@ -86,6 +92,20 @@ func (m Model) evidenceLines() []string {
 	return out
 }
 
+// attemptLines are the places delivery tried, shown behind the evidence key when the sandbox
+// could not be probed (the summary line stays short).
+func (m Model) attemptLines() []string {
+	at := m.report.Result.Attempts
+	if !m.showEvidence || len(at) == 0 {
+		return nil
+	}
+	out := []string{m.Theme.Header.Render(fmt.Sprintf("Attempts · %d", len(at)))}
+	for _, a := range at {
+		out = append(out, "  "+a.String())
+	}
+	return out
+}
+
 func (m Model) bodyHeight() int {
 	return max(1, m.height-len(m.headLines())-2-len(m.evidenceLines())-1)
 }
@@ -93,7 +113,9 @@ func (m Model) bodyHeight() int {
 // Render draws the screen as text within width×height.
 func (m Model) Render() string {
 	lines := m.headLines()
-	if m.report.Probed() {
+	if !m.report.Probed() {
+		lines = append(lines, m.attemptLines()...)
+	} else {
 		switch m.mode {
 		case ModeAxes:
 			lines = append(lines, "")
