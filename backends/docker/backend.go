@@ -9,6 +9,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // Compose labels rangekeeper reads (docker/compose pkg/api/labels.go).
@@ -49,6 +50,9 @@ type Options struct {
 	// Snapshots keeps snapshot records and volume archives; without it Snapshot, Snapshots,
 	// DeleteSnapshot and Revert say they need one.
 	Snapshots backends.SnapshotStore
+	// RuntimePolicy grades live CMP-H26 (the config's lint.policy.sandboxed_runtime; "" is
+	// recommended).
+	RuntimePolicy catalog.RuntimePolicy
 }
 
 // Backend is one Docker Engine.
@@ -62,6 +66,9 @@ type Backend struct {
 
 	networkMu    sync.Mutex
 	networkCache map[string]networkFacts // network ID → what live posture needs (posture.go)
+
+	factsMu sync.Mutex
+	facts   *EngineFacts // read once (EngineFacts)
 }
 
 // New connects lazily to ep (no I/O until Watch or an action).

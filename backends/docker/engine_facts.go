@@ -4,12 +4,10 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/spec/advisory"
-	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // EngineFacts is what live posture and the probe's verdicts need from the engine itself: the
@@ -30,18 +28,14 @@ type Component struct {
 	GitCommit string
 }
 
-// RuntimePolicy is the sandboxed-runtime policy live posture grades CMP-H26 by; the program sets
-// it from the config's lint.policy.sandboxed_runtime before watching (default: recommended).
-var RuntimePolicy = catalog.RuntimeRecommended
-
-// engineFacts caches one EngineFacts per backend: an engine's runtimes and versions change only
-// with a daemon restart, which also ends the watch that re-lists.
-var engineFacts sync.Map // *Backend → EngineFacts
-
-// EngineFacts reads (once per backend) the engine's runtimes and component versions.
+// EngineFacts reads (once per backend: an engine's runtimes and versions change only with a
+// daemon restart, which also ends the watch that re-lists) the engine's runtimes and component
+// versions.
 func (b *Backend) EngineFacts(ctx context.Context) (EngineFacts, error) {
-	if f, ok := engineFacts.Load(b); ok {
-		return f.(EngineFacts), nil
+	b.factsMu.Lock()
+	defer b.factsMu.Unlock()
+	if b.facts != nil {
+		return *b.facts, nil
 	}
 	info, err := b.cli.Info(ctx, client.InfoOptions{})
 	if err != nil {
@@ -59,7 +53,7 @@ func (b *Backend) EngineFacts(ctx context.Context) (EngineFacts, error) {
 	for _, c := range ver.Components {
 		f.Components[strings.ToLower(c.Name)] = Component{Version: c.Version, GitCommit: c.Details["GitCommit"]}
 	}
-	engineFacts.Store(b, f)
+	b.facts = &f
 	return f, nil
 }
 

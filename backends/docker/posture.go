@@ -98,7 +98,7 @@ func (b *Backend) inspectPosture(ctx context.Context, containerID, name string) 
 	if f, err := b.EngineFacts(ctx); err == nil {
 		engine = &f
 	}
-	return assessPosture(res.Container, name, nets, engine), nil
+	return assessPosture(res.Container, name, nets, engine, b.opts.RuntimePolicy), nil
 }
 
 // Findings of the brief that live posture does not emit: INFO-only rules (H26 runtime, R08 init,
@@ -123,8 +123,8 @@ func (p *postureSet) add(rule string, sev catalog.Severity, msg, evidence string
 
 // assessPosture turns one container's inspect data into findings; nets are the facts of the
 // networks it joins, by network name. It is pure so every rule is tested without an engine.
-// engine is nil when the engine's runtimes are unknown.
-func assessPosture(c container.InspectResponse, name string, nets map[string]networkFacts, engine *EngineFacts) []backends.Finding {
+// engine is nil when the engine's runtimes are unknown; policy grades CMP-H26 ("" is recommended).
+func assessPosture(c container.InspectResponse, name string, nets map[string]networkFacts, engine *EngineFacts, policy catalog.RuntimePolicy) []backends.Finding {
 	p := &postureSet{member: name}
 	hc := c.HostConfig
 	if hc == nil {
@@ -173,7 +173,7 @@ func assessPosture(c container.InspectResponse, name string, nets map[string]net
 	if catalog.SystemWorkdir(cfg.WorkingDir) {
 		p.add("CMP-H29", 0, "working directory in a system path", "Config.WorkingDir="+cfg.WorkingDir)
 	}
-	assessRuntime(p, hc, cfg, engine)
+	assessRuntime(p, hc, cfg, engine, policy)
 	assessResources(p, hc)
 	assessNetwork(p, hc, nets)
 	assessEnv(p, cfg)
@@ -334,7 +334,7 @@ func assessDevices(p *postureSet, hc *container.HostConfig) {
 
 // assessRuntime grades the agent's runtime by the sandboxed-runtime policy and what the engine
 // offers (CMP-H26); other members are not the agent's kernel boundary.
-func assessRuntime(p *postureSet, hc *container.HostConfig, cfg *container.Config, engine *EngineFacts) {
+func assessRuntime(p *postureSet, hc *container.HostConfig, cfg *container.Config, engine *EngineFacts, policy catalog.RuntimePolicy) {
 	if cfg.Labels[LabelService] != DefaultService {
 		return
 	}
@@ -352,7 +352,7 @@ func assessRuntime(p *postureSet, hc *container.HostConfig, cfg *container.Confi
 	if catalog.IsSandboxedRuntime(rt) {
 		return
 	}
-	sev, why := catalog.SandboxedRuntimeSeverity(RuntimePolicy, offered, known)
+	sev, why := catalog.SandboxedRuntimeSeverity(policy, offered, known)
 	p.add("CMP-H26", sev, "the agent runs on "+rt+", not gVisor/Kata; "+why, "HostConfig.Runtime="+rt)
 }
 

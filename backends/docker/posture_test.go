@@ -168,7 +168,7 @@ func TestAssessPosture(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, n := hardened()
 			tt.weaken(&c, n)
-			fs := assessPosture(c, "m", n, nil)
+			fs := assessPosture(c, "m", n, nil, "")
 			if g := ruleSet(fs); !reflect.DeepEqual(g, tt.want) {
 				t.Fatalf("findings %v, want %v", g, tt.want)
 			}
@@ -204,11 +204,9 @@ func TestAssessRuntime(t *testing.T) {
 		{"kata", "io.containerd.kata.v2", nil, catalog.RuntimeRequired, catalog.SeverityNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			defer func(p catalog.RuntimePolicy) { RuntimePolicy = p }(RuntimePolicy)
-			RuntimePolicy = tc.policy
 			c, n := hardened()
 			c.HostConfig.Runtime = tc.runtime
-			if g := ruleSet(assessPosture(c, "m", n, tc.engine))["CMP-H26"]; g != tc.want {
+			if g := ruleSet(assessPosture(c, "m", n, tc.engine, tc.policy))["CMP-H26"]; g != tc.want {
 				t.Errorf("CMP-H26 %s, want %s", g, tc.want)
 			}
 		})

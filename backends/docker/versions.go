@@ -2,9 +2,6 @@ package docker
 
 import (
 	"context"
-	"strings"
-
-	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends"
 )
@@ -12,17 +9,13 @@ import (
 var _ backends.HostVersioner = (*Backend)(nil)
 
 // HostVersions implements backends.HostVersioner: the engine's version and its runc component,
-// which a container cannot see from inside.
+// which a container cannot see from inside. runc is its most specific version: a distribution's
+// package version (e.g. Debian's "1.1.5+ds1-1+deb12u1") when the engine reports one, so the
+// verdict compares against the distribution's fixed builds rather than upstream's.
 func (b *Backend) HostVersions(ctx context.Context) (backends.HostVersions, error) {
-	v, err := b.cli.ServerVersion(ctx, client.ServerVersionOptions{})
+	f, err := b.EngineFacts(ctx)
 	if err != nil {
-		return backends.HostVersions{}, b.wrap(err)
+		return backends.HostVersions{}, err
 	}
-	out := backends.HostVersions{Engine: v.Version}
-	for _, c := range v.Components {
-		if strings.EqualFold(c.Name, "runc") {
-			out.Runc = c.Version
-		}
-	}
-	return out, nil
+	return backends.HostVersions{Engine: f.Version, Runc: f.ComponentVersion("runc")}, nil
 }

@@ -59,7 +59,7 @@ func dockerBackends(f *factory, cfg *config.Config) ([]backends.Backend, error) 
 	}
 	var out []backends.Backend
 	for _, e := range eps {
-		b, err := docker.New(docker.Endpoint{Name: e.Name, Context: e.Context, Host: e.Host}, docker.Options{All: f.All, Snapshots: f.snapshotStore()})
+		b, err := docker.New(docker.Endpoint{Name: e.Name, Context: e.Context, Host: e.Host}, docker.Options{All: f.All, Snapshots: f.snapshotStore(), RuntimePolicy: cfg.Lint.Policy.SandboxedRuntime})
 		if err != nil {
 			return nil, err
 		}
