@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -110,6 +109,6 @@ func TestEvasionTableSummary(t *testing.T) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		t.Log(fmt.Sprintf("%-7s rules %2d evasions %3d", k, fam[k][0], fam[k][1]))
+		t.Logf("%-7s rules %2d evasions %3d", k, fam[k][0], fam[k][1])
 	}
 }

@@ -120,12 +120,6 @@ const (
 	info = catalog.SeverityInfo
 )
 
-const (
-	axT = catalog.AxisTooling
-	axH = catalog.AxisHost
-	axN = catalog.AxisNetwork
-)
-
 func formatsByPrefix(id string) []Format {
 	switch {
 	case strings.HasPrefix(id, "CMP-"):
