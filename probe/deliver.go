@@ -91,11 +91,17 @@ func RunWith(ctx context.Context, exec backends.Executor, cp backends.Copier, sa
 	if opt.WorkDir != "" && path.IsAbs(opt.WorkDir) {
 		dirs = append(dirs, opt.WorkDir)
 	}
+	var placed []string
 	for _, dir := range dirs {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("probe %s: %w", sandboxID, err)
 		}
 		p := path.Join(dir, name)
+		// Write-ahead: a probe cut short leaves a record naming what to remove.
+		placed = append(placed, p)
+		if err := backends.RecordPlan(ctx, Placement{Member: member, Paths: placed}); err != nil {
+			return res, fmt.Errorf("probe %s: %w", sandboxID, err)
+		}
 		how, err := place(ctx, exec, cp, sandboxID, member, p, bin)
 		shadowed := false // a copy the engine wrote beneath a tmpfs, invisible to the member
 		if err != nil {
@@ -111,7 +117,9 @@ func RunWith(ctx context.Context, exec backends.Executor, cp backends.Copier, sa
 			if stdin != nil {
 				req.Stdin = bytes.NewReader(stdin)
 			}
+			backends.Progress(ctx, "running %s", p)
 			out, err := exec.Exec(ctx, sandboxID, req)
+			backends.Progress(ctx, "ran %s", p)
 			rep, why := interpret(out, err)
 			return rep, why, out.ExitCode
 		}
@@ -151,6 +159,12 @@ func RunWith(ctx context.Context, exec backends.Executor, cp backends.Copier, sa
 	}
 	res.CouldNotProbe = "could not probe: no writable location where the probe could run (" + strings.Join(res.Attempts, "; ") + ")"
 	return res, nil
+}
+
+// Placement is the probe's write-ahead plan: where it may have left its binary in which member.
+type Placement struct {
+	Member string   `json:"member"`
+	Paths  []string `json:"paths"`
 }
 
 type placement string

@@ -147,3 +147,18 @@ func read(f *os.File) Holder {
 	}
 	return h
 }
+
+// Held reports, without taking it, whether a live process holds the sandbox's lock.
+func Held(dir, sandbox string) bool {
+	sum := sha256.Sum256([]byte(sandbox))
+	f, err := os.Open(filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}
