@@ -26,7 +26,9 @@ func TestWriteAheadRecordLivesForTheActionAndLinksTheIntent(t *testing.T) {
 	l, fb, db := setup(t, false)
 	fb.block, fb.step = make(chan struct{}), "removed members"
 	done := make(chan error, 1)
-	go func() { done <- l.Teardown(context.Background(), Request{SandboxID: sbID, Confirmed: true}, backends.TeardownOptions{}) }()
+	go func() {
+		done <- l.Teardown(context.Background(), Request{SandboxID: sbID, Confirmed: true}, backends.TeardownOptions{})
+	}()
 	var recs []state.Pending
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if recs, _ = db.PendingActions(sbID); len(recs) == 1 && len(recs[0].Steps) == 1 {
@@ -121,7 +123,9 @@ func TestAnotherProcessOnTheSandboxIsRefused(t *testing.T) {
 		Options{Identity: bob, LockDir: l1.opts.LockDir})
 	fb.block = make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- l1.Teardown(context.Background(), Request{SandboxID: sbID, Confirmed: true}, backends.TeardownOptions{}) }()
+	go func() {
+		done <- l1.Teardown(context.Background(), Request{SandboxID: sbID, Confirmed: true}, backends.TeardownOptions{})
+	}()
 	for !hostlock.Held(l1.opts.LockDir, sbID) {
 		time.Sleep(5 * time.Millisecond)
 	}

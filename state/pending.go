@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -92,4 +93,13 @@ func (db *DB) DeletePending(id uint64) error {
 		}
 		return b.Delete(seqKey(id))
 	})
+}
+
+// StoreID names this state file to the engine (on the snapshot images its records own), so a
+// process with another state file leaves them alone: its absolute path.
+func (db *DB) StoreID() string {
+	if abs, err := filepath.Abs(db.path); err == nil {
+		return abs
+	}
+	return db.path
 }

@@ -221,6 +221,14 @@ func (l lazyStore) DeleteSnapshot(sandboxID, snapshotID string) error {
 	return db.DeleteSnapshot(sandboxID, snapshotID)
 }
 
+// StoreID names the state file on the snapshot images its records own (see docker.LabelSnapshotStore).
+func (l lazyStore) StoreID() string {
+	if abs, err := filepath.Abs(l.f.statePath()); err == nil {
+		return abs
+	}
+	return l.f.statePath()
+}
+
 func (l lazyStore) ArchiveDir(snapshotID string) string {
 	return filepath.Join(filepath.Dir(l.f.statePath()), "snapshots", snapshotID)
 }
