@@ -216,11 +216,12 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	return outcome(result, runErr)
 }
 
-// lookup resolves the request's sandbox; a recover may name one that is gone from the fleet
-// (a revert cut short after it removed every member), found by its backend's name.
+// lookup resolves the request's sandbox. A recover or a snapshot deletion may name one that is
+// gone from the fleet (a revert cut short after it removed every member; an orphaned snapshot),
+// found by its backend's name.
 func (l *Layer) lookup(req Request) (backends.Backend, backends.Sandbox, bool) {
 	b, sb, ok := l.resolver.Lookup(req.SandboxID)
-	if ok || req.Action != backends.ActionRecover {
+	if ok || req.Action != backends.ActionRecover && req.Action != backends.ActionDeleteSnapshot {
 		return b, sb, ok
 	}
 	if b = l.backendNamed(backends.BackendOf(req.SandboxID)); b == nil {

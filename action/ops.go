@@ -29,7 +29,10 @@ func (l *Layer) Snapshot(ctx context.Context, req Request, opts backends.Snapsho
 func (l *Layer) Snapshots(ctx context.Context, id string) ([]backends.SnapshotInfo, error) {
 	b, _, ok := l.resolver.Lookup(id)
 	if !ok {
-		return nil, fmt.Errorf("%s: %w", id, backends.ErrNotFound)
+		// A sandbox gone from the fleet keeps its stored snapshots (orphans): list them too.
+		if b = l.backendNamed(backends.BackendOf(id)); b == nil {
+			return nil, fmt.Errorf("%s: %w", id, backends.ErrNotFound)
+		}
 	}
 	if ok, why := backends.Supports(b, backends.ActionSnapshot); !ok {
 		return nil, fmt.Errorf("%s: %w", why, ErrUnsupported)

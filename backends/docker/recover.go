@@ -110,3 +110,16 @@ func (b *Backend) recoverSnapshot(ctx context.Context, sandboxID string, p snaps
 type deletePlan struct {
 	SnapshotID string `json:"snapshot"`
 }
+
+// SnapshotImageBytes is the size of a snapshot's images (action.SnapshotSizer), for pruning.
+func (b *Backend) SnapshotImageBytes(ctx context.Context, snapshotID string) (int64, error) {
+	imgs, err := b.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: make(client.Filters).Add("label", LabelSnapshot+"="+snapshotID)})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, im := range imgs.Items {
+		n += im.Size
+	}
+	return n, nil
+}

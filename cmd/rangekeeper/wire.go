@@ -148,6 +148,9 @@ func (f *factory) Actions(ctx context.Context) (*action.Layer, *supervisor.Super
 		return nil, nil, err
 	}
 	layer, err := f.layer(s)
+	if err == nil {
+		warnInterrupted(f, layer)
+	}
 	return layer, s, err
 }
 
