@@ -44,7 +44,7 @@ func (f *factory) actOn(ctx context.Context, arg string) (*action.Layer, backend
 
 // badRef turns a snapshot that does not resolve into bad input (exit 2); other errors pass.
 func badRef(err error) error {
-	if errors.Is(err, backends.ErrSnapshotNotFound) || errors.Is(err, action.ErrAmbiguous) {
+	if errors.Is(err, backends.ErrSnapshotNotFound) || errors.Is(err, action.ErrAmbiguous) || errors.Is(err, action.ErrBadName) {
 		return exitWith(2, err.Error())
 	}
 	return err
@@ -112,7 +112,7 @@ func runSnapshot(ctx context.Context, f *factory, o *snapshotOptions) error {
 	}
 	info, err := layer.Snapshot(ctx, action.Request{SandboxID: sb.ID}, backends.SnapshotOptions{Name: o.Name, NoPause: o.NoPause, WithMemory: o.Memory})
 	if err != nil {
-		return err
+		return badRef(err)
 	}
 	if o.Output == "json" {
 		return writeJSON(f.Out, info)
