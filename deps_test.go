@@ -45,6 +45,10 @@ var rules = []rule{
 		why: "the CLI reaches screens only through tui, so commands stay testable without a terminal"},
 	{pkg: module + "/config", banned: []string{module + "/"},
 		why: "config is read by every floor and depends on none of them (a leaf)"},
+	{pkg: module + "/internal/redact", banned: []string{module + "/"},
+		why: "every floor (state, backends, views, cmd) passes what it writes or shows through redact, so it is a leaf"},
+	{pkg: module + "/internal/hostlock", banned: []string{module + "/"},
+		why: "the host-wide sandbox lock is a primitive under the action layer, a leaf"},
 }
 
 type pkgInfo struct {
