@@ -13,6 +13,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/proxmox"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/config"
+	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/state"
 )
@@ -47,7 +48,7 @@ func proxmoxBackends(f *factory, cfg *config.Config) ([]backends.Backend, error)
 		return nil, errors.Join(errs...)
 	}
 	for _, err := range errs {
-		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", err)
+		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", redact.Message(err.Error()))
 	}
 	return out, nil
 }
@@ -99,7 +100,7 @@ func (f *factory) Backends() ([]backends.Backend, error) {
 		return nil, f.backendsErr
 	}
 	for _, err := range errs {
-		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", err)
+		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", redact.Message(err.Error()))
 	}
 	f.backends = all
 	return all, nil
@@ -135,7 +136,7 @@ func (f *factory) ReadySupervisor(ctx context.Context, wait time.Duration) (*sup
 		if why == "" {
 			why = "no answer within " + wait.String()
 		}
-		fmt.Fprintf(f.ErrOut, "rangekeeper: %s unreachable: %s\n", h.Backend, why)
+		fmt.Fprintf(f.ErrOut, "rangekeeper: %s unreachable: %s\n", redact.Cell(h.Backend), redact.Message(why))
 	}
 	return s, nil
 }
