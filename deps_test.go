@@ -48,6 +48,10 @@ var rules = []rule{
 		why: "config is read by every floor and depends on none of them (a leaf; it may name the rule vocabulary's policy values, itself a leaf)"},
 	{pkg: module + "/spec/catalog", banned: []string{module + "/"},
 		why: "the rule vocabulary is shared by lint, live posture, the probe and config, so it depends on none of them"},
+	{pkg: module + "/internal/redact", banned: []string{module + "/"},
+		why: "every floor (state, backends, views, cmd) passes what it writes or shows through redact, so it is a leaf"},
+	{pkg: module + "/internal/hostlock", banned: []string{module + "/"},
+		why: "the host-wide sandbox lock is a primitive under the action layer, a leaf"},
 }
 
 type pkgInfo struct {

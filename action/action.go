@@ -81,6 +81,9 @@ type Options struct {
 	// Prober runs escape probes; nil makes probe unavailable, with NoProbe as the reason.
 	Prober  Prober
 	NoProbe string
+	// LockDir holds the host-wide per-sandbox locks every rangekeeper process on this host
+	// shares; "" is hostlock.Dir().
+	LockDir string
 }
 
 // Layer executes requests. The zero value is not usable; use New.
@@ -133,7 +136,7 @@ func (l *Layer) Check(req Request) error {
 			return fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, err)
 		}
 	}
-	b, sb, ok := l.resolver.Lookup(req.SandboxID)
+	b, sb, ok := l.lookup(req)
 	if !ok {
 		return fmt.Errorf("%s: %w", req.SandboxID, backends.ErrNotFound)
 	}
@@ -180,20 +183,28 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	if req.Action.Destructive() && !req.Confirmed {
 		return outcome(state.OutcomeRefused, fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, ErrNotConfirmed))
 	}
-	b, sb, _ := l.resolver.Lookup(req.SandboxID)
+	b, sb, _ := l.lookup(req)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	task, err := l.acquire(req, cancel)
 	if err != nil {
 		return outcome(state.OutcomeRefused, err)
 	}
+	g, err := l.begin(ctx, req, intent.Seq, b)
+	if err != nil {
+		l.release(task, state.OutcomeRefused, err)
+		return outcome(state.OutcomeRefused, err)
+	}
+	ctx = g.context(ctx)
 	// Steps the backend reports reach the task panel and any reporter the caller attached.
 	callerProgress := ctx
 	ctx = backends.WithProgress(ctx, func(step string) {
 		l.setStep(task, step)
+		g.step(step)
 		backends.Progress(callerProgress, "%s", step)
 	})
 	runErr := fn(ctx, b, sb)
+	g.end(runErr)
 	result := state.OutcomeOK
 	switch {
 	case runErr != nil && (errors.Is(runErr, context.Canceled) || ctx.Err() != nil):
@@ -203,6 +214,20 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	}
 	l.release(task, result, runErr)
 	return outcome(result, runErr)
+}
+
+// lookup resolves the request's sandbox. A recover or a snapshot deletion may name one that is
+// gone from the fleet (a revert cut short after it removed every member; an orphaned snapshot),
+// found by its backend's name.
+func (l *Layer) lookup(req Request) (backends.Backend, backends.Sandbox, bool) {
+	b, sb, ok := l.resolver.Lookup(req.SandboxID)
+	if ok || req.Action != backends.ActionRecover && req.Action != backends.ActionDeleteSnapshot {
+		return b, sb, ok
+	}
+	if b = l.backendNamed(backends.BackendOf(req.SandboxID)); b == nil {
+		return nil, sb, false
+	}
+	return b, backends.Sandbox{ID: req.SandboxID, Name: backends.ShortName(req.SandboxID), Actionable: true}, true
 }
 
 // Many runs fn for every request, at most parallel at once (< 1: 4); errs[i] belongs to reqs[i].

@@ -115,7 +115,7 @@ func setup(t *testing.T, readOnly bool) (*Layer, *fakeBackend, *state.DB) {
 		sbID:    {ID: sbID, Name: "inspect-x-iabcdef", Actionable: true},
 		plainID: {ID: plainID, Name: "plain", Actionable: false},
 	}}
-	return New(r, db, Options{ReadOnly: readOnly, Identity: local}), fb, db
+	return New(r, db, Options{ReadOnly: readOnly, Identity: local, LockDir: t.TempDir()}), fb, db
 }
 
 func journal(t *testing.T, db *state.DB) []state.Entry {

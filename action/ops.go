@@ -2,10 +2,13 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/probe"
 )
 
@@ -15,8 +18,11 @@ import (
 // Snapshot takes a snapshot of a sandbox.
 func (l *Layer) Snapshot(ctx context.Context, req Request, opts backends.SnapshotOptions) (backends.SnapshotInfo, error) {
 	req.Action = backends.ActionSnapshot
-	req.Params = map[string]string{"name": opts.Name, "pause": strconv.FormatBool(!opts.NoPause)}
 	var info backends.SnapshotInfo
+	if err := CheckName(opts.Name); err != nil {
+		return info, err
+	}
+	req.Params = map[string]string{"name": opts.Name, "pause": strconv.FormatBool(!opts.NoPause)}
 	err := l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
 		var err error
 		info, err = b.(backends.Snapshotter).Snapshot(ctx, req.SandboxID, opts)
@@ -25,11 +31,32 @@ func (l *Layer) Snapshot(ctx context.Context, req Request, opts backends.Snapsho
 	return info, err
 }
 
+// ErrBadName refuses a name an operator typed that cannot be shown safely.
+var ErrBadName = errors.New("bad name")
+
+// MaxName bounds names operators give (snapshots).
+const MaxName = 128
+
+// CheckName refuses names with control or bidi characters (they would rewrite a terminal or fake
+// table rows wherever the name is listed) and names longer than MaxName; the name is not echoed.
+func CheckName(name string) error {
+	if n := utf8.RuneCountInString(name); n > MaxName {
+		return fmt.Errorf("%w: %d characters, at most %d", ErrBadName, n, MaxName)
+	}
+	if !utf8.ValidString(name) || redact.Cell(name) != name {
+		return fmt.Errorf("%w: it holds control characters or invalid UTF-8; use printable characters", ErrBadName)
+	}
+	return nil
+}
+
 // Snapshots lists a sandbox's snapshots (read-only; not journaled).
 func (l *Layer) Snapshots(ctx context.Context, id string) ([]backends.SnapshotInfo, error) {
 	b, _, ok := l.resolver.Lookup(id)
 	if !ok {
-		return nil, fmt.Errorf("%s: %w", id, backends.ErrNotFound)
+		// A sandbox gone from the fleet keeps its stored snapshots (orphans): list them too.
+		if b = l.backendNamed(backends.BackendOf(id)); b == nil {
+			return nil, fmt.Errorf("%s: %w", id, backends.ErrNotFound)
+		}
 	}
 	if ok, why := backends.Supports(b, backends.ActionSnapshot); !ok {
 		return nil, fmt.Errorf("%s: %w", why, ErrUnsupported)
@@ -89,7 +116,7 @@ func (l *Layer) Reset(ctx context.Context, req Request) error {
 // refused in read-only mode; the command line is journaled, stdin is not.
 func (l *Layer) Exec(ctx context.Context, req Request, er backends.ExecRequest) (backends.ExecResult, error) {
 	req.Action = backends.ActionExec
-	req.Params = map[string]string{"member": er.Member, "cmd": fmt.Sprint(er.Cmd)}
+	req.Params = map[string]string{"member": er.Member, "cmd": fmt.Sprint(redact.Args(er.Cmd))} // credential-like words redacted
 	var res backends.ExecResult
 	err := l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
 		var err error

@@ -20,8 +20,9 @@ const (
 	ActionTeardown       Action = "teardown"
 	ActionExec           Action = "exec"
 	ActionCopy           Action = "copy"
-	ActionReset          Action = "reset" // recreate members fresh from their images (Kubernetes)
-	ActionProbe          Action = "probe" // needs exec + copy
+	ActionReset          Action = "reset"   // recreate members fresh from their images (Kubernetes)
+	ActionProbe          Action = "probe"   // needs exec + copy
+	ActionRecover        Action = "recover" // finish or roll back an interrupted action from its write-ahead record
 )
 
 // ActionSpec is everything the layers above need to know about an action kind. Every kind is
@@ -50,6 +51,7 @@ var actionSpecs = map[Action]ActionSpec{
 	ActionExec:           {Mutating: true, Implemented: implements[Executor]},
 	ActionCopy:           {Mutating: true, Implemented: implements[Copier]},
 	ActionProbe:          {Mutating: true, Needs: []Action{ActionExec, ActionCopy}},
+	ActionRecover:        {Mutating: true}, // exec and probe records recover on any backend; others need a Recoverer
 }
 
 // Spec returns an action kind's declaration; ok is false for an unknown kind.

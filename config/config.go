@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -27,6 +29,25 @@ type Config struct {
 	Proxmox    []ProxmoxEndpoint `yaml:"proxmox"`
 	Probe      ProbeTargets      `yaml:"probe"`
 	Lint       LintConfig        `yaml:"lint"`
+
+	// Where the file said what, for errors found after loading (a key binding the workbench
+	// does not know): "keys.<name>" and top-level keys → line.
+	source string
+	lines  map[string]int
+}
+
+// Themes are the theme names the file may give (views/theme.Pick reads them).
+var Themes = []string{"", "auto", "dark", "dark256", "light", "light256", "dark16", "light16", "none"}
+
+// Source is the file the config was read from ("" for the built-in default).
+func (c *Config) Source() string { return c.source }
+
+// At names where key (e.g. "keys.snapshot", "theme") was set: "file:line", or the file alone.
+func (c *Config) At(key string) string {
+	if n := c.lines[key]; n > 0 {
+		return fmt.Sprintf("%s:%d", c.source, n)
+	}
+	return c.source
 }
 
 // DockerEndpoint selects an engine by context name or host URL; both empty means the
@@ -113,5 +134,45 @@ func Parse(name string, raw []byte) (*Config, error) {
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
+	var second yaml.Node
+	if err := dec.Decode(&second); err == nil {
+		return nil, fmt.Errorf("config %s:%d: a second YAML document; rangekeeper reads one document per config file", name, docLine(&second))
+	} else if !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	c.source, c.lines = name, lines(raw)
+	if !slices.Contains(Themes, c.Theme) {
+		return nil, fmt.Errorf("config %s: theme %q is not a theme (want one of %s)", c.At("theme"), c.Theme, strings.Join(Themes[1:], ", "))
+	}
 	return &c, nil
+}
+
+// lines maps top-level keys and the keys of the keys: section to their lines.
+func lines(raw []byte) map[string]int {
+	out := map[string]int{}
+	var doc yaml.Node
+	if yaml.Unmarshal(raw, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return out
+	}
+	top := doc.Content[0].Content
+	for i := 0; i+1 < len(top); i += 2 {
+		out[top[i].Value] = top[i].Line
+		if top[i].Value == "keys" && top[i+1].Kind == yaml.MappingNode {
+			ks := top[i+1].Content
+			for j := 0; j+1 < len(ks); j += 2 {
+				out["keys."+ks[j].Value] = ks[j].Line
+			}
+		}
+	}
+	return out
+}
+
+func docLine(n *yaml.Node) int {
+	if n.Line > 0 {
+		return n.Line
+	}
+	if len(n.Content) > 0 {
+		return n.Content[0].Line
+	}
+	return 0
 }

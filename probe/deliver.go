@@ -96,7 +96,13 @@ func RunWith(ctx context.Context, exec backends.Executor, cp backends.Copier, sa
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("probe %s: %w", sandboxID, err)
 		}
-		a, p, rep, ranHere := d.try(ctx, base)
+		dir := path.Join(base, privateDirPrefix+d.sum[:12]+"-"+randHex(4))
+		// Write-ahead: a probe cut short leaves a record naming every directory to remove.
+		d.placed = append(d.placed, dir)
+		if err := backends.RecordPlan(ctx, Placement{Member: d.member, Paths: d.placed}); err != nil {
+			return res, fmt.Errorf("probe %s: %w", sandboxID, err)
+		}
+		a, p, rep, ranHere := d.try(ctx, base, dir)
 		res.Attempts = append(res.Attempts, a)
 		if rep == nil && ranHere {
 			// The binary executed and failed: another place would not change that.
@@ -126,6 +132,13 @@ type delivery struct {
 	stdin  []byte
 	opt    Options
 	voc    vocabulary
+	placed []string // private directories planned so far (the write-ahead Placement)
+}
+
+// Placement is the probe's write-ahead plan: where it may have left its binary in which member.
+type Placement struct {
+	Member string   `json:"member"`
+	Paths  []string `json:"paths"`
 }
 
 // bases lists the places to try, without duplicates.
@@ -179,11 +192,10 @@ func (d *delivery) discover(ctx context.Context) (wd string, mounts []string) {
 	return wd, mounts
 }
 
-// try places the binary in a private directory under base and runs it there; ranHere reports
+// try places the binary in dir, a new private directory under base, and runs it there; ranHere reports
 // that it executed (whatever its outcome), so the place was not the problem.
-func (d *delivery) try(ctx context.Context, base string) (a Attempt, p string, rep *facts.Report, ranHere bool) {
+func (d *delivery) try(ctx context.Context, base, dir string) (a Attempt, p string, rep *facts.Report, ranHere bool) {
 	a = Attempt{Place: base}
-	dir := path.Join(base, privateDirPrefix+d.sum[:12]+"-"+randHex(4))
 	p = path.Join(dir, probeFile)
 	how, err := d.place(ctx, dir, p)
 	if err != nil {
@@ -263,7 +275,9 @@ func (d *delivery) run(ctx context.Context, p string) (rep *facts.Report, why st
 		req.Cmd = append(req.Cmd, "--targets", "-")
 		req.Stdin = bytes.NewReader(d.stdin)
 	}
+	backends.Progress(ctx, "running %s", p)
 	out, err := d.exec.Exec(ctx, d.sid, req)
+	backends.Progress(ctx, "ran %s", p)
 	rep, why = interpret(out, err, d.voc)
 	code = out.ExitCode
 	missing = rep == nil && (code == exitNotFound || code == exitCannotExec) && strings.Contains(string(out.Stderr)+string(out.Stdout), "no such file")

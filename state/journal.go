@@ -100,7 +100,7 @@ func (db *DB) Append(e Entry) (Entry, error) {
 		if err != nil {
 			return err
 		}
-		return b.Put(seqKey(seq), raw)
+		return b.Put(seqKey(seq), seal(raw))
 	})
 	if err != nil {
 		return Entry{}, fmt.Errorf("journal append: %w", err)

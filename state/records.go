@@ -171,6 +171,7 @@ func (db *DB) put(bucket []byte, key string, v any) error {
 	if err != nil {
 		return fmt.Errorf("state %s: encode %q: %w", bucket, key, err)
 	}
+	raw = seal(raw)
 	return db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put([]byte(key), raw) })
 }
 

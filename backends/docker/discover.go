@@ -13,6 +13,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/internal/redact"
 )
 
 // List returns the engine's sandboxes (and plain containers with Options.All).
@@ -93,7 +94,9 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	}
 }
 
-func (b *Backend) wrap(err error) error { return fmt.Errorf("%s (%s): %w", b.Name(), b.ep.Host, err) }
+func (b *Backend) wrap(err error) error {
+	return fmt.Errorf("%s (%s): %w", b.Name(), redact.Text(b.ep.Host), err)
+}
 
 // relevant filters out exec_* and other chatter that does not change membership or state.
 func relevant(a events.Action) bool {

@@ -1,6 +1,8 @@
 package docker
 
 import (
+	"github.com/rangekeeper/rangekeeper/internal/redact"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -25,7 +27,7 @@ type Endpoint struct {
 func (e Endpoint) Resolve() (Endpoint, error) {
 	if e.Host != "" {
 		if e.Name == "" {
-			e.Name = e.Host
+			e.Name = redact.Text(e.Host) // a name is shown and journaled: never a password in a URL
 		}
 		return e, nil
 	}
@@ -120,7 +122,7 @@ func NewClient(e Endpoint) (*client.Client, error) {
 	}
 	c, err := client.New(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("docker %s (%s): %w", e.Name, e.Host, err)
+		return nil, fmt.Errorf("docker %s (%s): %w", e.Name, redact.Text(e.Host), err)
 	}
 	return c, nil
 }

@@ -30,6 +30,20 @@ const restoreMount = "/.rangekeeper-restore"
 // revertStep is called after each revert step; tests use it to cancel a revert midway.
 var revertStep = func(ctx context.Context, step string) {}
 
+// step reports a revert step to the action layer (its write-ahead record) and to tests.
+func step(ctx context.Context, format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	backends.Progress(ctx, "%s", s)
+	revertStep(ctx, s)
+}
+
+// revertPlan is a revert's write-ahead plan: recovering it finishes the revert from the
+// snapshot record, whatever is left of the sandbox.
+type revertPlan struct {
+	Project    string `json:"project"`
+	SnapshotID string `json:"snapshot"`
+}
+
 // revertProgress says how far a revert got, for the error of an interrupted one.
 type revertProgress struct {
 	removed bool
@@ -69,18 +83,40 @@ func (b *Backend) Revert(ctx context.Context, sandboxID, snapshotID string, _ ba
 	if data.Project != project {
 		return fmt.Errorf("snapshot %s belongs to project %s, not %s", snapshotID, data.Project, project)
 	}
-	for _, m := range data.Members {
-		if _, err := b.cli.ImageInspect(ctx, m.Image); err != nil {
+	for i, m := range data.Members {
+		img, err := b.cli.ImageInspect(ctx, m.Image)
+		if err != nil {
 			if cerrdefs.IsNotFound(err) {
 				return b.wrap(fmt.Errorf("revert %s to %s: snapshot image %s of %s is gone (%w); the snapshot cannot be restored", project, snapshotID, m.Image, m.Name, err))
 			}
 			return b.wrap(fmt.Errorf("revert %s to %s: nothing changed: %w", project, snapshotID, err))
 		}
+		if len(m.Env) > 0 {
+			var imageEnv []string
+			if img.Config != nil {
+				imageEnv = img.Config.Env
+			}
+			env, missing := unsealEnv(data.Salt, m.Env, imageEnv)
+			if len(missing) > 0 {
+				return fmt.Errorf("revert %s to %s: nothing changed: %w", project, snapshotID, errMissingEnv(m.Name, missing))
+			}
+			cfg := *m.Config
+			cfg.Env = env
+			data.Members[i].Config = &cfg
+		}
+	}
+	if err := backends.RecordPlan(ctx, revertPlan{Project: project, SnapshotID: snapshotID}); err != nil {
+		return fmt.Errorf("revert %s to %s: nothing changed: %w", project, snapshotID, err)
 	}
 	var p revertProgress
 	if err := b.revert(ctx, sandboxID, data, db.ArchiveDir(snapshotID), &p); err != nil {
-		return b.wrap(fmt.Errorf("revert %s to %s interrupted: %w; sandbox is %s; run the revert again to finish it", project, snapshotID, err, &p))
+		err = b.wrap(fmt.Errorf("revert %s to %s interrupted: %w; sandbox is %s; run `rangekeeper recover %s` (or the revert again) to finish it", project, snapshotID, err, &p, backends.ShortName(sandboxID)))
+		if p.removed {
+			err = fmt.Errorf("%w (%w)", err, backends.ErrInterrupted)
+		}
+		return err
 	}
+	step(ctx, "ready")
 	return nil
 }
 
@@ -102,7 +138,7 @@ func (b *Backend) revert(ctx context.Context, sandboxID string, data snapshotDat
 		return err
 	}
 	p.removed = true
-	revertStep(ctx, "removed")
+	step(ctx, "removed %d members", len(current))
 
 	if err := b.ensureNetworks(ctx, data.Networks); err != nil {
 		return err
@@ -122,7 +158,7 @@ func (b *Backend) revert(ctx context.Context, sandboxID string, data snapshotDat
 			return fmt.Errorf("restore volume %s: %w", v.Name, err)
 		}
 		p.volumes++
-		revertStep(ctx, "volume "+v.Name)
+		step(ctx, "restored volume %s", v.Name)
 	}
 
 	newID := map[string]string{} // old container ID and name → new ID
@@ -133,7 +169,7 @@ func (b *Backend) revert(ctx context.Context, sandboxID string, data snapshotDat
 		}
 		newID[m.OldID], newID[m.Name] = id, id
 		p.created = append(p.created, m.Name)
-		revertStep(ctx, "created "+m.Name)
+		step(ctx, "created %s", m.Name)
 	}
 	for _, v := range data.Volumes {
 		if !v.Anonymous {
@@ -152,7 +188,7 @@ func (b *Backend) revert(ctx context.Context, sandboxID string, data snapshotDat
 			return fmt.Errorf("start %s: %w", m.Name, err)
 		}
 		p.started = append(p.started, m.Name)
-		revertStep(ctx, "started "+m.Name)
+		step(ctx, "started %s", m.Name)
 	}
 	return b.awaitRunningAndNamed(ctx, data.Members, newID, discoveryDeadline)
 }

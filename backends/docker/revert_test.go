@@ -45,7 +45,7 @@ func TestCancelledRevertSaysWhereItStoppedAndASecondRevertFinishes(t *testing.T)
 		t.Fatal("cancelled revert returned no error")
 	}
 	t.Logf("interrupted revert: %v", err)
-	for _, want := range []string{"interrupted", "partially restored", "created: " + project + "-b-1", "started: none", "run the revert again"} {
+	for _, want := range []string{"interrupted", "partially restored", "created: " + project + "-b-1", "started: none", "or the revert again"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

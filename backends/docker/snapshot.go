@@ -30,7 +30,10 @@ var _ backends.Snapshotter = (*Backend)(nil)
 // Labels on snapshot images: which snapshot and which sandbox they belong to.
 const (
 	LabelSnapshotSandbox = "dev.rangekeeper.snapshot.sandbox"
-	snapshotRepo         = "rangekeeper-snapshot"
+	// LabelSnapshotStore names the state file whose record owns the image: a teardown by a
+	// process with another state file leaves it alone.
+	LabelSnapshotStore = "dev.rangekeeper.snapshot.store"
+	snapshotRepo       = "rangekeeper-snapshot"
 )
 
 // Snapshot storage: the recipe (configs, endpoints, order) is a backends.SnapshotRecord in the
@@ -47,7 +50,8 @@ func (b *Backend) snapshotStore() (backends.SnapshotStore, error) {
 // snapshotData is the backend's recipe for recreating a sandbox exactly (SnapshotRecord.Data).
 type snapshotData struct {
 	Project  string          `json:"project"`
-	Members  []memberRecipe  `json:"members"` // in start order
+	Salt     string          `json:"salt,omitempty"` // of the members' environment hashes
+	Members  []memberRecipe  `json:"members"`        // in start order
 	Networks []networkRecipe `json:"networks"`
 	Volumes  []volumeRecipe  `json:"volumes"`
 }
@@ -59,7 +63,8 @@ type memberRecipe struct {
 	Image      string                               `json:"image"` // snapshot image reference
 	ImageID    string                               `json:"image_id"`
 	Running    bool                                 `json:"running"`
-	Config     *container.Config                    `json:"config"`
+	Config     *container.Config                    `json:"config"` // Env is empty: see Env
+	Env        []envVar                             `json:"env,omitempty"`
 	HostConfig *container.HostConfig                `json:"host_config"`
 	Endpoints  map[string]*network.EndpointSettings `json:"endpoints"` // network name → aliases, static IPs, links
 	Mounts     []container.MountPoint               `json:"mounts"`    // volume mounts, whose contents are archived
@@ -114,6 +119,7 @@ func (b *Backend) Snapshot(ctx context.Context, sandboxID string, opts backends.
 		return backends.SnapshotInfo{}, fmt.Errorf("%w: %s has no containers", backends.ErrNotFound, sandboxID)
 	}
 	id := newSnapshotID()
+	dir := db.ArchiveDir(id)
 	inspected := make([]container.InspectResponse, len(cs))
 	if err := parallel(len(cs), func(i int) error {
 		r, err := b.cli.ContainerInspect(ctx, cs[i].ID, client.ContainerInspectOptions{})
@@ -123,27 +129,43 @@ func (b *Backend) Snapshot(ctx context.Context, sandboxID string, opts backends.
 		return backends.SnapshotInfo{}, b.wrap(fmt.Errorf("snapshot %s: inspect: %w", project, err))
 	}
 
+	plan := snapshotPlan{Project: project, SnapshotID: id, ArchiveDir: dir}
+	for _, c := range inspected {
+		plan.Members = append(plan.Members, pausePlan{ID: c.ID, Name: strings.TrimPrefix(c.Name, "/"),
+			Pause: !opts.NoPause && c.State != nil && c.State.Running && !c.State.Paused})
+	}
+	if err := backends.RecordPlan(ctx, plan); err != nil {
+		return backends.SnapshotInfo{}, fmt.Errorf("snapshot %s: nothing changed: %w", project, err)
+	}
+	unpause := func() {}
 	if !opts.NoPause {
-		unpause, err := b.pauseAll(ctx, inspected)
-		defer unpause()
+		var err error
+		unpause, err = b.pauseAll(ctx, inspected)
+		defer func() { unpause() }()
 		if err != nil {
 			return backends.SnapshotInfo{}, b.wrap(fmt.Errorf("snapshot %s: pause: %w", project, err))
 		}
+		backends.Progress(ctx, "paused %d members", len(inspected))
 	}
 
-	data := snapshotData{Project: project}
+	data := snapshotData{Project: project, Salt: newSalt()}
 	data.Members = make([]memberRecipe, len(inspected))
+	labels := map[string]string{LabelSnapshot: id, LabelSnapshotSandbox: sandboxID}
+	if store := b.storeID(); store != "" {
+		labels[LabelSnapshotStore] = store
+	}
 	err = parallel(len(inspected), func(i int) error {
 		c := inspected[i]
 		ref := fmt.Sprintf("%s:%s.%s", snapshotRepo, id, c.ID[:12])
 		res, err := b.cli.ContainerCommit(ctx, c.ID, client.ContainerCommitOptions{
 			Reference: ref, NoPause: true, Comment: "rangekeeper snapshot " + id + " of " + sandboxID,
-			Config: &container.Config{Labels: map[string]string{LabelSnapshot: id, LabelSnapshotSandbox: sandboxID}},
+			Config: &container.Config{Labels: labels},
 		})
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", strings.TrimPrefix(c.Name, "/"), err)
 		}
-		data.Members[i] = recipeOf(c, ref, res.ID)
+		data.Members[i] = recipeOf(c, ref, res.ID, data.Salt)
+		backends.Progress(ctx, "committed %s", data.Members[i].Name)
 		return nil
 	})
 	if err != nil {
@@ -154,7 +176,6 @@ func (b *Backend) Snapshot(ctx context.Context, sandboxID string, opts backends.
 		b.removeSnapshotImages(id)
 		return backends.SnapshotInfo{}, b.wrap(fmt.Errorf("snapshot %s: %w", project, err))
 	}
-	dir := db.ArchiveDir(id)
 	if data.Volumes, err = b.archiveVolumes(ctx, dir, inspected); err != nil {
 		b.removeSnapshotImages(id)
 		_ = os.RemoveAll(dir)
@@ -189,7 +210,37 @@ func (b *Backend) Snapshot(ctx context.Context, sandboxID string, opts backends.
 		_ = os.RemoveAll(dir)
 		return backends.SnapshotInfo{}, fmt.Errorf("snapshot %s: save record: %w", project, err)
 	}
+	backends.Progress(ctx, "saved record of %s", id)
+	unpause()
+	unpause = func() {}
+	if !opts.NoPause {
+		backends.Progress(ctx, "unpaused %d members", len(inspected))
+	}
 	return info, nil
+}
+
+// snapshotPlan is a snapshot's write-ahead plan: which members it pauses and what it makes, so
+// a snapshot cut short is rolled back (members unpaused, partial images and archives removed)
+// or, when its record was saved, kept.
+type snapshotPlan struct {
+	Project    string      `json:"project"`
+	SnapshotID string      `json:"snapshot"`
+	ArchiveDir string      `json:"archive_dir"`
+	Members    []pausePlan `json:"members"`
+}
+
+type pausePlan struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Pause bool   `json:"pause"` // running and not paused before: the snapshot pauses it
+}
+
+// storeID names the snapshot store (its state file) on the images it owns, "" when unknown.
+func (b *Backend) storeID() string {
+	if s, ok := b.opts.Snapshots.(interface{ StoreID() string }); ok {
+		return s.StoreID()
+	}
+	return ""
 }
 
 // pauseAll pauses the running members; the returned function unpauses them (on a fresh context,
@@ -237,10 +288,12 @@ func recordedAliases(containerID string, aliases []string) []string {
 }
 
 // recipeOf records what ContainerCreate and NetworkConnect need to recreate c from image ref.
-func recipeOf(c container.InspectResponse, ref, imageID string) memberRecipe {
+func recipeOf(c container.InspectResponse, ref, imageID, salt string) memberRecipe {
 	cfg := *c.Config
 	cfg.Image = ref
-	m := memberRecipe{
+	env := sealEnv(salt, cfg.Env)
+	cfg.Env = nil // values stay in the snapshot image's config; the record keeps names and hashes
+	m := memberRecipe{Env: env,
 		OldID: c.ID, Name: strings.TrimPrefix(c.Name, "/"), Service: c.Config.Labels[LabelService],
 		Image: ref, ImageID: imageID, Running: c.State != nil && c.State.Running,
 		Config: &cfg, HostConfig: c.HostConfig, Endpoints: map[string]*network.EndpointSettings{},
@@ -323,6 +376,7 @@ func (b *Backend) archiveVolumes(ctx context.Context, dir string, cs []container
 			}
 			v.Size = size
 			out = append(out, v)
+			backends.Progress(ctx, "archived volume %s", mp.Name)
 		}
 	}
 	return out, nil
@@ -544,7 +598,18 @@ func (b *Backend) loadSnapshot(sandboxID, snapshotID string) (backends.SnapshotS
 // archives and its record. Images still used by the sandbox's members (after a revert to this
 // snapshot) cannot be removed; the snapshot is then kept and the error says why.
 func (b *Backend) DeleteSnapshot(ctx context.Context, sandboxID, snapshotID string) error {
-	db, _, _, err := b.loadSnapshot(sandboxID, snapshotID)
+	if _, _, _, err := b.loadSnapshot(sandboxID, snapshotID); err != nil {
+		return err
+	}
+	if err := backends.RecordPlan(ctx, deletePlan{SnapshotID: snapshotID}); err != nil {
+		return fmt.Errorf("delete snapshot %s: nothing changed: %w", snapshotID, err)
+	}
+	return b.deleteSnapshot(ctx, sandboxID, snapshotID)
+}
+
+// deleteSnapshot removes whatever is left of a snapshot: images, archives, record.
+func (b *Backend) deleteSnapshot(ctx context.Context, sandboxID, snapshotID string) error {
+	db, err := b.snapshotStore()
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,16 @@ func (b *Backend) Teardown(ctx context.Context, sandboxID string, opts backends.
 	if err != nil {
 		return err
 	}
+	return b.teardownSandbox(ctx, sandboxID, project, teardownOpts{TeardownOptions: opts})
+}
+
+// teardownOpts adds what only a recovery sets: a sandbox with nothing left is not an error.
+type teardownOpts struct {
+	backends.TeardownOptions
+	recovering bool
+}
+
+func (b *Backend) teardownSandbox(ctx context.Context, sandboxID, project string, opts teardownOpts) error {
 	inv, err := b.composeInventory(ctx, LabelProject+"="+project, LabelSnapshotSandbox+"="+sandboxID)
 	if err != nil {
 		return b.wrap(fmt.Errorf("teardown %s: %w", project, err))
@@ -48,19 +58,26 @@ type composeInventory struct {
 	containers map[string][]container.Summary
 	networks   map[string][]network.Summary
 	volumes    map[string][]string
-	images     map[string][]string // snapshot images by sandbox ID
+	images     map[string][]snapshotImage // snapshot images by sandbox ID
+}
+
+// snapshotImage is one snapshot image and the state file whose record owns it.
+type snapshotImage struct {
+	ID    string
+	Store string
 }
 
 func (b *Backend) composeInventory(ctx context.Context, projectFilter, imageFilter string) (composeInventory, error) {
 	f := make(client.Filters).Add("label", projectFilter)
 	inv := composeInventory{containers: map[string][]container.Summary{}, networks: map[string][]network.Summary{},
-		volumes: map[string][]string{}, images: map[string][]string{}}
+		volumes: map[string][]string{}, images: map[string][]snapshotImage{}}
 	ims, err := b.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: make(client.Filters).Add("label", imageFilter)})
 	if err != nil {
 		return inv, err
 	}
 	for _, im := range ims.Items {
-		inv.images[im.Labels[LabelSnapshotSandbox]] = append(inv.images[im.Labels[LabelSnapshotSandbox]], im.ID)
+		sb := im.Labels[LabelSnapshotSandbox]
+		inv.images[sb] = append(inv.images[sb], snapshotImage{ID: im.ID, Store: im.Labels[LabelSnapshotStore]})
 	}
 	cs, err := b.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
@@ -87,10 +104,13 @@ func (b *Backend) composeInventory(ctx context.Context, projectFilter, imageFilt
 }
 
 // teardownProject removes what inv lists for project, then the snapshot images and records.
-func (b *Backend) teardownProject(ctx context.Context, sandboxID, project string, inv composeInventory, opts backends.TeardownOptions) error {
+func (b *Backend) teardownProject(ctx context.Context, sandboxID, project string, inv composeInventory, opts teardownOpts) error {
 	cs, nets, vols := inv.containers[project], inv.networks[project], inv.volumes[project]
-	if len(cs) == 0 && len(nets) == 0 && len(vols) == 0 {
+	if len(cs) == 0 && len(nets) == 0 && len(vols) == 0 && !opts.recovering {
 		return fmt.Errorf("%w: no containers, networks or volumes labelled %s=%s on %s", backends.ErrNotFound, LabelProject, project, b.Name())
+	}
+	if err := backends.RecordPlan(ctx, teardownPlan{Project: project, KeepSnapshots: opts.KeepSnapshots}); err != nil {
+		return fmt.Errorf("teardown %s: nothing changed: %w", project, err)
 	}
 	snapshots := b.hasSnapshots(sandboxID)
 	// Restore helpers exist only where a revert ran, which needs a snapshot record.
@@ -109,32 +129,63 @@ func (b *Backend) teardownProject(ctx context.Context, sandboxID, project string
 	}); err != nil {
 		return b.wrap(fmt.Errorf("teardown %s: %w", project, err))
 	}
+	backends.Progress(ctx, "removed %d containers", len(cs))
 	var errs []error
 	for _, n := range nets {
 		if _, err := b.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("network %s (still used by a container outside the sandbox?): %w", n.Name, err))
 		}
 	}
+	backends.Progress(ctx, "removed %d networks", len(nets))
 	for _, v := range vols {
 		if _, err := b.cli.VolumeRemove(ctx, v, client.VolumeRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("volume %s: %w", v, err))
 		}
 	}
+	backends.Progress(ctx, "removed %d volumes", len(vols))
 	if !opts.KeepSnapshots {
-		imgErr := b.removeImageIDs(ctx, inv.images[sandboxID])
+		own, others := b.ownImages(inv.images[sandboxID])
+		imgErr := b.removeImageIDs(ctx, own)
 		if imgErr != nil {
 			errs = append(errs, fmt.Errorf("snapshot images: %w", imgErr))
+		}
+		backends.Progress(ctx, "removed %d snapshot images", len(own))
+		for store, n := range others {
+			backends.Progress(ctx, "kept %d snapshot images that state file %s records", n, store)
 		}
 		if imgErr == nil && snapshots {
 			if err := b.forgetSnapshots(sandboxID); err != nil {
 				errs = append(errs, err)
 			}
+			backends.Progress(ctx, "forgot the snapshot records")
 		}
 	}
 	if len(errs) > 0 {
 		return b.wrap(fmt.Errorf("teardown %s: containers removed, but: %w", project, errors.Join(errs...)))
 	}
 	return nil
+}
+
+// teardownPlan is a teardown's write-ahead plan; recovering it tears down what is left.
+type teardownPlan struct {
+	Project       string `json:"project"`
+	KeepSnapshots bool   `json:"keep_snapshots"`
+}
+
+// ownImages splits snapshot images into this store's (or unlabelled ones, from before stores
+// were named) and, per other state file, how many another process's records own: a teardown
+// never deletes a snapshot another state file records.
+func (b *Backend) ownImages(ims []snapshotImage) (own []string, others map[string]int) {
+	me := b.storeID()
+	others = map[string]int{}
+	for _, im := range ims {
+		if im.Store == "" || me == "" || im.Store == me {
+			own = append(own, im.ID)
+		} else {
+			others[im.Store]++
+		}
+	}
+	return own, others
 }
 
 // hasSnapshots reports whether the store holds a snapshot of the sandbox (true when unsure).

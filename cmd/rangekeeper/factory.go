@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -12,6 +16,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/config"
 	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/tui"
 )
 
 // factory hands commands their dependencies lazily, so a command that needs no state file never
@@ -73,6 +78,9 @@ func (f *factory) Config() (*config.Config, error) {
 		if f.cfg != nil && f.ReadOnly {
 			f.cfg.ReadOnly = true
 		}
+		if f.cfgErr == nil {
+			f.cfgErr = checkKeys(f.cfg)
+		}
 	})
 	return f.cfg, f.cfgErr
 }
@@ -109,3 +117,28 @@ func (f *factory) closeAll() {
 var commandRegistry []func(*factory) *cobra.Command
 
 func registerCommand(fn func(*factory) *cobra.Command) { commandRegistry = append(commandRegistry, fn) }
+
+// checkKeys refuses, at load, a key binding the workbench does not know (or one it cannot take),
+// naming the file and line, so a typo is caught by every command and not only when the TUI starts.
+func checkKeys(cfg *config.Config) error {
+	if len(cfg.Keys) == 0 {
+		return nil
+	}
+	_, err := tui.Keys(cfg.Keys)
+	if err == nil {
+		return nil
+	}
+	names := make([]string, 0, len(cfg.Keys))
+	for n := range cfg.Keys {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	at := cfg.At("keys")
+	for _, n := range names {
+		if strings.Contains(err.Error(), strconv.Quote(n)) {
+			at = cfg.At("keys." + n)
+			break
+		}
+	}
+	return fmt.Errorf("config %s: %w", at, err)
+}

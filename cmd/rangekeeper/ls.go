@@ -11,6 +11,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/sandbox"
 )
 
@@ -84,15 +85,17 @@ func runLs(_ context.Context, f *factory, s *supervisor.Supervisor, opts *lsOpti
 		if sb.Simulated {
 			name += " (SIMULATED)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", sb.Backend, name, dash(sb.Task), sb.Status, running, len(sb.Members),
-			sandbox.Age(opts.Now(), sb.Created), sev, sb.ID)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", sb.Backend, dash(name), dash(sb.Task), sb.Status, running, len(sb.Members),
+			sandbox.Age(opts.Now(), sb.Created), sev, dash(sb.ID))
 	}
 	return tw.Flush()
 }
 
+// dash makes text one safe table cell: "-" when empty, else redacted, control characters
+// escaped (no fake rows, no terminal injection) and bounded.
 func dash(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "-"
 	}
-	return s
+	return redact.Cell(s)
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/rangekeeper/rangekeeper/internal/redact"
 )
 
 func main() {
@@ -22,11 +24,11 @@ func main() {
 		var ee *exitError
 		if errors.As(err, &ee) {
 			if ee.msg != "" {
-				fmt.Fprintln(os.Stderr, "rangekeeper:", ee.msg)
+				fmt.Fprintln(os.Stderr, "rangekeeper:", redact.Message(ee.msg))
 			}
 			os.Exit(ee.code)
 		}
-		fmt.Fprintln(os.Stderr, "rangekeeper:", err)
+		fmt.Fprintln(os.Stderr, "rangekeeper:", redact.Message(err.Error()))
 		os.Exit(2)
 	}
 }

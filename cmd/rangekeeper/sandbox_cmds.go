@@ -14,6 +14,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/internal/redact"
 )
 
 // Action commands are verb-first (`snapshot X`, `revert X`, `teardown X`), the docker/kubectl
@@ -43,7 +44,7 @@ func (f *factory) actOn(ctx context.Context, arg string) (*action.Layer, backend
 
 // badRef turns a snapshot that does not resolve into bad input (exit 2); other errors pass.
 func badRef(err error) error {
-	if errors.Is(err, backends.ErrSnapshotNotFound) || errors.Is(err, action.ErrAmbiguous) {
+	if errors.Is(err, backends.ErrSnapshotNotFound) || errors.Is(err, action.ErrAmbiguous) || errors.Is(err, action.ErrBadName) {
 		return exitWith(2, err.Error())
 	}
 	return err
@@ -111,7 +112,7 @@ func runSnapshot(ctx context.Context, f *factory, o *snapshotOptions) error {
 	}
 	info, err := layer.Snapshot(ctx, action.Request{SandboxID: sb.ID}, backends.SnapshotOptions{Name: o.Name, NoPause: o.NoPause, WithMemory: o.Memory})
 	if err != nil {
-		return err
+		return badRef(err)
 	}
 	if o.Output == "json" {
 		return writeJSON(f.Out, info)
@@ -122,6 +123,7 @@ func runSnapshot(ctx context.Context, f *factory, o *snapshotOptions) error {
 
 type snapshotsLsOptions struct {
 	Sandbox string
+	Orphans bool
 	Output  string
 }
 
@@ -135,13 +137,21 @@ func newSnapshotsCmd(f *factory, lsF func(context.Context, *snapshotsLsOptions) 
 	cmd := &cobra.Command{Use: "snapshots", Short: "List or remove snapshots", Args: cobra.NoArgs}
 	lo := &snapshotsLsOptions{}
 	ls := &cobra.Command{
-		Use:   "ls <sandbox>",
-		Short: "List a sandbox's snapshots",
+		Use:   "ls <sandbox> | ls --orphans",
+		Short: "List a sandbox's snapshots (also of a sandbox that is gone), or every orphaned one",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lo.Sandbox = args[0]
+			if len(args) == 1 {
+				lo.Sandbox = args[0]
+			}
+			if (len(args) == 1) == lo.Orphans {
+				return exitWith(2, "usage: rangekeeper snapshots ls <sandbox> | rangekeeper snapshots ls --orphans")
+			}
 			if err := checkOutput(lo.Output, "table", "json"); err != nil {
 				return err
+			}
+			if lo.Orphans {
+				return runOr(cmd, lo, lsF, func(ctx context.Context, o *snapshotsLsOptions) error { return runSnapshotsOrphans(ctx, f, o) })
 			}
 			return runOr(cmd, lo, lsF, func(ctx context.Context, o *snapshotsLsOptions) error { return runSnapshotsLs(ctx, f, o) })
 		},
@@ -158,12 +168,14 @@ func newSnapshotsCmd(f *factory, lsF func(context.Context, *snapshotsLsOptions) 
 		},
 	}
 	rm.Flags().BoolVarP(&ro.Yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.AddCommand(ls, rm)
+	ls.Flags().BoolVar(&lo.Orphans, "orphans", false, "list the snapshots of sandboxes that no longer exist (no sandbox argument)")
+	ls.Args = cobra.RangeArgs(0, 1)
+	cmd.AddCommand(ls, rm, newSnapshotsPruneCmd(f, nil))
 	return cmd
 }
 
 func runSnapshotsLs(ctx context.Context, f *factory, o *snapshotsLsOptions) error {
-	layer, sb, err := f.actOn(ctx, o.Sandbox)
+	layer, sb, err := f.actOnOrGone(ctx, o.Sandbox)
 	if err != nil {
 		return err
 	}
@@ -180,13 +192,13 @@ func runSnapshotsLs(ctx context.Context, f *factory, o *snapshotsLsOptions) erro
 	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tCREATED\tMEMBERS")
 	for _, sn := range snaps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", sn.ID, dash(sn.Name), sn.Created.Local().Format(time.DateTime), len(sn.Members))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", dash(sn.ID), dash(sn.Name), sn.Created.Local().Format(time.DateTime), len(sn.Members))
 	}
 	return tw.Flush()
 }
 
 func runSnapshotsRm(ctx context.Context, f *factory, o *snapshotsRmOptions) error {
-	layer, sb, err := f.actOn(ctx, o.Sandbox)
+	layer, sb, err := f.actOnOrGone(ctx, o.Sandbox)
 	if err != nil {
 		return err
 	}
@@ -209,7 +221,7 @@ func snapLabel(s backends.SnapshotInfo) string {
 	if s.Name == "" || s.Name == s.ID {
 		return s.ID
 	}
-	return s.Name + " (" + s.ID + ")"
+	return redact.Cell(s.Name) + " (" + s.ID + ")"
 }
 
 type revertOptions struct {
@@ -325,12 +337,15 @@ type manyResult struct {
 
 func reportMany(f *factory, output, verb string, ids []string, errs []error) error {
 	res := make([]manyResult, len(ids))
-	failed := 0
+	failed, refused := 0, 0
 	for i, id := range ids {
 		res[i] = manyResult{Sandbox: id, OK: errs[i] == nil}
 		if errs[i] != nil {
-			res[i].Error = errs[i].Error()
+			res[i].Error = redact.Message(errs[i].Error())
 			failed++
+			if isRefusal(errs[i]) {
+				refused++
+			}
 		}
 	}
 	if output == "json" {
@@ -346,10 +361,20 @@ func reportMany(f *factory, output, verb string, ids []string, errs []error) err
 			}
 		}
 	}
+	if failed > 0 && refused == failed {
+		// Refused, not failed: exit 2 like every other refusal (read-only, not permitted).
+		return exitWith(2, fmt.Sprintf("%d of %d refused", refused, len(ids)))
+	}
 	if failed > 0 {
 		return exitWith(1, fmt.Sprintf("%d of %d failed", failed, len(ids)))
 	}
 	return nil
+}
+
+// isRefusal tells an action the layer refused (nothing was attempted) from one that failed.
+func isRefusal(err error) bool {
+	return errors.Is(err, action.ErrReadOnly) || errors.Is(err, action.ErrForbidden) || errors.Is(err, action.ErrNotConfirmed) ||
+		errors.Is(err, action.ErrBusy) || errors.Is(err, action.ErrUnfinished) || errors.Is(err, backends.ErrNotSandbox)
 }
 
 type execOptions struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/proxmox"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/config"
+	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/state"
 )
@@ -47,7 +48,7 @@ func proxmoxBackends(f *factory, cfg *config.Config) ([]backends.Backend, error)
 		return nil, errors.Join(errs...)
 	}
 	for _, err := range errs {
-		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", err)
+		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", redact.Message(err.Error()))
 	}
 	return out, nil
 }
@@ -99,7 +100,7 @@ func (f *factory) Backends() ([]backends.Backend, error) {
 		return nil, f.backendsErr
 	}
 	for _, err := range errs {
-		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", err)
+		fmt.Fprintln(f.ErrOut, "rangekeeper: backend skipped:", redact.Message(err.Error()))
 	}
 	f.backends = all
 	return all, nil
@@ -135,7 +136,7 @@ func (f *factory) ReadySupervisor(ctx context.Context, wait time.Duration) (*sup
 		if why == "" {
 			why = "no answer within " + wait.String()
 		}
-		fmt.Fprintf(f.ErrOut, "rangekeeper: %s unreachable: %s\n", h.Backend, why)
+		fmt.Fprintf(f.ErrOut, "rangekeeper: %s unreachable: %s\n", redact.Cell(h.Backend), redact.Message(why))
 	}
 	return s, nil
 }
@@ -148,6 +149,9 @@ func (f *factory) Actions(ctx context.Context) (*action.Layer, *supervisor.Super
 		return nil, nil, err
 	}
 	layer, err := f.layer(s)
+	if err == nil {
+		warnInterrupted(f, layer)
+	}
 	return layer, s, err
 }
 
@@ -219,6 +223,14 @@ func (l lazyStore) DeleteSnapshot(sandboxID, snapshotID string) error {
 		return err
 	}
 	return db.DeleteSnapshot(sandboxID, snapshotID)
+}
+
+// StoreID names the state file on the snapshot images its records own (see docker.LabelSnapshotStore).
+func (l lazyStore) StoreID() string {
+	if abs, err := filepath.Abs(l.f.statePath()); err == nil {
+		return abs
+	}
+	return l.f.statePath()
 }
 
 func (l lazyStore) ArchiveDir(snapshotID string) string {

@@ -1,0 +1,173 @@
+// Package redact is the one layer every record, message and table cell passes before it is
+// written or shown: credential-like values become "[redacted]" (their names stay), URLs lose
+// their userinfo, and text from outside is bounded and stripped of control characters.
+package redact
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Mark replaces a value that must not be written or shown.
+const Mark = "[redacted]"
+
+// secretWords name variables, flags and fields whose values are credentials.
+const secretWords = `(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SESSION_?KEY|COOKIE)`
+
+// rule is one pattern and what replaces its match.
+type rule struct {
+	re   *regexp.Regexp
+	repl string
+	need []string // lower-case substrings one of which any match contains (a cheap prefilter)
+}
+
+var secretNeeds = []string{"token", "secret", "passw", "passphrase", "credential", "key", "cookie"}
+
+var rules = []rule{
+	// scheme://user:pass@host → scheme://[redacted]@host (any userinfo, a bare token included).
+	{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]{0,20}://)[^/@\s"'\\]+@`), "${1}" + Mark + "@", []string{"://"}},
+	// Authorization schemes.
+	{regexp.MustCompile(`(?i)\b(Bearer|Basic|Token|Digest)(\s+|%20)[A-Za-z0-9._~+/=:-]{6,}`), "${1}${2}" + Mark, []string{"bearer", "basic", "token", "digest"}},
+	// NAME=value and NAME: value where NAME says it holds a secret; ${REF} values are references, not values.
+	{regexp.MustCompile(`(?i)\b([A-Z0-9_.-]*` + secretWords + `[A-Z0-9_.-]*)(\s*[=:]\s*)([^\s"'\\,;&$|]+)`), "${1}${2}" + Mark, secretNeeds},
+	// --password value, --token=value, -p... flags are not guessed at: only secret words.
+	{regexp.MustCompile(`(?i)(--?[a-z0-9-]*` + secretWords + `[a-z0-9-]*)(\s+|=)([^\s"'\\-][^\s"'\\]*)`), "${1}${2}" + Mark, secretNeeds},
+	// JSON fields whose names say they hold secrets.
+	{regexp.MustCompile(`(?i)("[a-z0-9_.-]*` + secretWords + `[a-z0-9_.-]*"\s*:\s*")((?:[^"\\]|\\.)+)"`), "${1}" + Mark + `"`, secretNeeds},
+	// Well-known token shapes, wherever they appear.
+	{regexp.MustCompile(`\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abprs]-[A-Za-z0-9-]{10,}|hf_[A-Za-z0-9]{20,}|AIza[A-Za-z0-9_-]{30,}|(?:AKIA|ASIA)[A-Z0-9]{16}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`), Mark, []string{"sk-", "gh", "github_pat_", "glpat-", "xox", "hf_", "aiza", "akia", "asia", "eyj"}},
+	// PEM private keys.
+	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), Mark, []string{"private key"}},
+}
+
+func (r rule) applies(lower string) bool {
+	for _, n := range r.need {
+		if strings.Contains(lower, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// Text returns s with every credential-like value replaced by Mark.
+func Text(s string) string {
+	if s == "" {
+		return s
+	}
+	lower := strings.ToLower(s)
+	for _, r := range rules {
+		if r.applies(lower) {
+			s = r.re.ReplaceAllString(s, r.repl)
+		}
+	}
+	return s
+}
+
+// Bytes is Text for raw records (JSON before it is written to the state file).
+func Bytes(b []byte) []byte {
+	lower := strings.ToLower(string(b))
+	for _, r := range rules {
+		if r.applies(lower) {
+			b = r.re.ReplaceAll(b, []byte(r.repl))
+		}
+	}
+	return b
+}
+
+// Args redacts a command line word by word: credential-like words, and the word after a flag
+// whose name says it takes a secret ("--password x").
+func Args(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if i > 0 && secretFlag.MatchString(args[i-1]) {
+			out[i] = Mark
+			continue
+		}
+		out[i] = Text(a)
+	}
+	return out
+}
+
+// IsSecretName reports whether a variable or field name says it holds a credential.
+func IsSecretName(name string) bool { return secretName.MatchString(name) }
+
+var (
+	secretName = regexp.MustCompile(`(?i)` + secretWords)
+	secretFlag = regexp.MustCompile(`(?i)^--?[a-z0-9-]*` + secretWords + `[a-z0-9-]*$`)
+)
+
+// Bounds for what is shown.
+const (
+	MaxMessage = 2000 // runes of one message (an error, a status line)
+	MaxCell    = 200  // runes of one table cell
+)
+
+// Message makes text fit to print as a message: redacted, control characters other than
+// newline and tab escaped, at most MaxMessage runes.
+func Message(s string) string { return clean(Text(s), MaxMessage, true) }
+
+// Cell makes text fit for one table cell or one line: redacted, every control character
+// escaped (a newline cannot fake a row), at most MaxCell runes.
+func Cell(s string) string { return clean(Text(s), MaxCell, false) }
+
+// Line is Cell with a caller's bound.
+func Line(s string, max int) string { return clean(Text(s), max, false) }
+
+// clean escapes control and bidi-override characters (terminal injection, fake rows) and
+// truncates to max runes, saying how much was cut.
+func clean(s string, max int, keepNewlines bool) string {
+	if isPlain(s, max, keepNewlines) {
+		return s
+	}
+	var b strings.Builder
+	n, total := 0, 0
+	for _, r := range s {
+		total++
+		if n >= max {
+			continue
+		}
+		esc := escape(r, keepNewlines)
+		b.WriteString(esc)
+		n++
+	}
+	if total > max {
+		b.WriteString("…(")
+		b.WriteString(strconv.Itoa(total - max))
+		b.WriteString(" more characters)")
+	}
+	return b.String()
+}
+
+func isPlain(s string, max int, keepNewlines bool) bool {
+	if len(s) > max {
+		return false
+	}
+	for _, r := range s {
+		if escape(r, keepNewlines) != string(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func escape(r rune, keepNewlines bool) string {
+	switch {
+	case keepNewlines && (r == '\n' || r == '\t'):
+		return string(r)
+	case r == '\n':
+		return `\n`
+	case r == '\t':
+		return `\t`
+	case r == '\r':
+		return `\r`
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+		return fmt.Sprintf(`\x%02x`, r)
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0xfeff:
+		return fmt.Sprintf(`\u%04x`, r)
+	case r == 0xfffd:
+		return `\ufffd`
+	}
+	return string(r)
+}
