@@ -34,6 +34,7 @@ type bench struct {
 	width, height       int
 	idle, cpuWindow     time.Duration
 	loadTimeout         time.Duration
+	loadProfile         time.Duration
 	pprofAddr           string
 	start               time.Time
 }
@@ -64,6 +65,7 @@ func run() error {
 	flag.DurationVar(&b.idle, "idle", 5*time.Minute, "idle period after the table is full, before RSS is read again")
 	flag.DurationVar(&b.cpuWindow, "cpu-window", 60*time.Second, "idle CPU is measured over the last this-long of the idle period")
 	flag.DurationVar(&b.loadTimeout, "load-timeout", 10*time.Minute, "give up on a tool that shows no full table within this")
+	flag.DurationVar(&b.loadProfile, "load-profile", 30*time.Second, "with -pprof: length of the CPU profile taken from rangekeeper's start")
 	flag.IntVar(&b.width, "width", 200, "terminal columns")
 	flag.IntVar(&b.height, "height", 50, "terminal rows")
 	flag.StringVar(&b.out, "out", "", "directory for profiles and the report (default: a new directory under bin/bench)")
@@ -139,7 +141,7 @@ func run() error {
 					return ctx.Err()
 				}
 				b.logf("%d pods, run %d/%d: %s", pods, run+1, *runs, t.name)
-				r := b.measure(t, pods, run)
+				r := b.measure(ctx, t, pods, run)
 				if r.err != nil {
 					b.logf("  %s: %v", t.name, r.err)
 				}

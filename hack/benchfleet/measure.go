@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,7 +26,7 @@ type result struct {
 
 // measure runs one tool once: start it in a fresh tmux pane with a fresh home, wait for the full
 // table, sit idle, then filter.
-func (b *bench) measure(t *tool, pods int, run int) (r result) {
+func (b *bench) measure(ctx context.Context, t *tool, pods int, run int) (r result) {
 	r = result{tool: t.name, pods: pods}
 	releases := pods / b.spec.perRel
 	dir, err := os.MkdirTemp(b.work, fmt.Sprintf("%s-%d-%d-", t.name, pods, run))
@@ -54,7 +56,9 @@ func (b *bench) measure(t *tool, pods int, run int) (r result) {
 		r.err = err
 		return r
 	}
-	at, _, err := p.waitFor(func(s string) bool { return t.full(s, releases, pods) }, 25*time.Millisecond, b.loadTimeout)
+	loadProf := b.profileWhenUp(ctx, t, dir, "cpu-load", fmt.Sprintf("profile?seconds=%d", int(b.loadProfile.Seconds())))
+	defer func() { <-loadProf }()
+	at, _, err := p.waitFor(ctx, func(s string) bool { return t.full(s, releases, pods) }, 25*time.Millisecond, b.loadTimeout)
 	if err != nil {
 		r.err = fmt.Errorf("%s never showed the full table: %w", t.name, err)
 		return r
@@ -65,11 +69,17 @@ func (b *bench) measure(t *tool, pods int, run int) (r result) {
 	b.profile(t, dir, "heap-full", "heap")
 
 	window := min(b.cpuWindow, b.idle)
-	b.sleepSampling(pid, b.idle-window, &r.rssPeak)
+	if err := b.sleepSampling(ctx, pid, b.idle-window, &r.rssPeak); err != nil {
+		r.err = err
+		return r
+	}
 	c0, err0 := cpuTime(pid)
 	w0 := time.Now()
 	profDone := b.profileAsync(t, dir, "cpu-idle", fmt.Sprintf("profile?seconds=%d", int(window.Seconds())))
-	b.sleepSampling(pid, window, &r.rssPeak)
+	if err := b.sleepSampling(ctx, pid, window, &r.rssPeak); err != nil {
+		r.err = err
+		return r
+	}
 	c1, err1 := cpuTime(pid)
 	if err0 != nil || err1 != nil {
 		r.err = fmt.Errorf("%s: read CPU time: %v %v", t.name, err0, err1)
@@ -96,7 +106,7 @@ func (b *bench) measure(t *tool, pods int, run int) (r result) {
 		r.err = err
 		return r
 	}
-	at, _, err = p.waitFor(func(s string) bool { return t.filtered(s, b.spec.perRel) }, 5*time.Millisecond, 60*time.Second)
+	at, _, err = p.waitFor(ctx, func(s string) bool { return t.filtered(s, b.spec.perRel) }, 5*time.Millisecond, 60*time.Second)
 	if err != nil {
 		r.err = fmt.Errorf("%s never showed the filtered table: %w", t.name, err)
 		return r
@@ -107,13 +117,35 @@ func (b *bench) measure(t *tool, pods int, run int) (r result) {
 }
 
 // sleepSampling waits d, sampling the RSS every 5 s into peak.
-func (b *bench) sleepSampling(pid int, d time.Duration, peak *uint64) {
+func (b *bench) sleepSampling(ctx context.Context, pid int, d time.Duration, peak *uint64) error {
 	for end := time.Now().Add(d); time.Now().Before(end); {
-		time.Sleep(min(5*time.Second, time.Until(end)))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(5*time.Second, time.Until(end))):
+		}
 		if v, err := rss(pid); err == nil {
 			*peak = max(*peak, v)
 		}
 	}
+	return nil
+}
+
+// profileWhenUp saves a CPU profile of the loading tool: it polls until the tool's pprof
+// server answers (it starts with the process), then profiles for the load-profile window.
+func (b *bench) profileWhenUp(ctx context.Context, t *tool, dir, name, path string) <-chan struct{} {
+	if b.pprofAddr == "" || t.name != "rangekeeper" {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(2 * time.Millisecond) {
+		if c, err := net.Dial("tcp", b.pprofAddr); err == nil {
+			c.Close()
+			break
+		}
+	}
+	return b.profileAsync(t, dir, name, path)
 }
 
 // profile saves one pprof profile of rangekeeper (only with -pprof; k9s has no such hook).

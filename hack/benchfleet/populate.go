@@ -214,7 +214,10 @@ func (p *populator) createRelease(ctx context.Context, i int) error {
 			return err
 		}
 		u.SetNamespace(p.ns)
-		if err := create(func() error { _, err := p.dyn.Resource(ciliumGVR).Namespace(p.ns).Create(ctx, &u, metav1.CreateOptions{}); return err }); err != nil {
+		if err := create(func() error {
+			_, err := p.dyn.Resource(ciliumGVR).Namespace(p.ns).Create(ctx, &u, metav1.CreateOptions{})
+			return err
+		}); err != nil {
 			return fmt.Errorf("create policy %s: %w", u.GetName(), err)
 		}
 	}
@@ -228,7 +231,10 @@ func (p *populator) createRelease(ctx context.Context, i int) error {
 		Type: "helm.sh/release.v1",
 		Data: map[string][]byte{"release": []byte("bench-fleet placeholder: not a real release")},
 	}
-	return create(func() error { _, err := p.cs.CoreV1().Secrets(p.ns).Create(ctx, sec, metav1.CreateOptions{}); return err })
+	return create(func() error {
+		_, err := p.cs.CoreV1().Secrets(p.ns).Create(ctx, sec, metav1.CreateOptions{})
+		return err
+	})
 }
 
 // create runs one create, tolerating an object left by an earlier, interrupted run and retrying

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 // read with capture-pane like an operator's screen.
 type pane struct {
 	socket string
+	path   string // the server's socket file, removed with it
 }
 
 func newPane(socket string, width, height int) (*pane, error) {
@@ -25,6 +27,9 @@ func newPane(socket string, width, height int) (*pane, error) {
 	if _, err := p.tmux("set-option", "-g", "remain-on-exit", "on"); err != nil {
 		p.kill()
 		return nil, err
+	}
+	if out, err := p.tmux("display-message", "-p", "#{socket_path}"); err == nil {
+		p.path = strings.TrimSpace(out)
 	}
 	return p, nil
 }
@@ -82,7 +87,7 @@ func (p *pane) literal(s string) error {
 
 // waitFor polls the screen every interval until ok(screen) holds, and returns the time of the
 // capture that first satisfied it and that screen.
-func (p *pane) waitFor(ok func(string) bool, interval, within time.Duration) (time.Time, string, error) {
+func (p *pane) waitFor(ctx context.Context, ok func(string) bool, interval, within time.Duration) (time.Time, string, error) {
 	deadline := time.Now().Add(within)
 	last := ""
 	for {
@@ -100,11 +105,20 @@ func (p *pane) waitFor(ok func(string) bool, interval, within time.Duration) (ti
 		if at.After(deadline) {
 			return at, last, fmt.Errorf("not reached within %s; last screen:\n%s", within, last)
 		}
-		time.Sleep(interval)
+		select {
+		case <-ctx.Done():
+			return at, last, ctx.Err()
+		case <-time.After(interval):
+		}
 	}
 }
 
 // kill stops the tmux server and with it the tool (SIGHUP).
-func (p *pane) kill() { _, _ = p.tmux("kill-server") }
+func (p *pane) kill() {
+	_, _ = p.tmux("kill-server")
+	if p.path != "" {
+		_ = os.Remove(p.path)
+	}
+}
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

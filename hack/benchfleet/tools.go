@@ -37,9 +37,10 @@ func isolatedEnv(dir, kubeconfig string) []string {
 }
 
 var (
-	rkCount  = regexp.MustCompile(`(\d+)/(\d+) sandboxes`)
-	k9sCount = regexp.MustCompile(`(?i)pods\(all\)\[(\d+)\]`)
-	k9sFilt  = regexp.MustCompile(`(?i)pods\(all\)<[^>]*>\[(\d+)\]`)
+	rkCount = regexp.MustCompile(`(\d+)/(\d+) sandboxes`)
+	// k9s titles its table "pods(all)[5,000]", and "pods(all)[2] </filter>" when filtered.
+	k9sCount = regexp.MustCompile(`(?i)pods\(all\)\[([\d,]+)\]`)
+	k9sFilt  = regexp.MustCompile(`(?i)pods\(all\)\[(\d+)\] </[^>]+>`)
 )
 
 func rangekeeperTool(bin string) *tool {
@@ -96,16 +97,21 @@ func k9sTool(bin string) *tool {
 		},
 		full: func(s string, _, pods int) bool {
 			m := k9sCount.FindStringSubmatch(s)
-			n := 0
-			if m != nil {
-				n, _ = strconv.Atoi(m[1])
-			}
-			return n >= pods
+			return m != nil && number(m[1]) >= pods
 		},
 		filtered: func(s string, perRelease int) bool {
 			m := k9sFilt.FindStringSubmatch(s)
-			return m != nil && m[1] == strconv.Itoa(perRelease)
+			return m != nil && number(m[1]) == perRelease
 		},
 		filterKeys: []string{"/"},
 	}
+}
+
+// number reads a count that may have thousands separators ("5,000").
+func number(s string) int {
+	n, err := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
+	if err != nil {
+		return -1
+	}
+	return n
 }
