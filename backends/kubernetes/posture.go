@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unique"
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
@@ -49,8 +50,11 @@ type findings struct {
 	list   []backends.Finding
 }
 
+// add records one finding. Messages and evidence are interned: across a fleet the same few
+// hundred strings recur in every release, and each is kept once however many pods carry it.
 func (f *findings) add(id string, sev catalog.Severity, axis catalog.Axis, msg, evidence string) {
-	f.list = append(f.list, backends.Finding{RuleID: id, Severity: sev, Axis: axis, Member: f.member, Message: msg, Evidence: evidence})
+	f.list = append(f.list, backends.Finding{RuleID: id, Severity: sev, Axis: axis, Member: f.member,
+		Message: unique.Make(msg).Value(), Evidence: unique.Make(evidence).Value()})
 }
 
 func podFindings(p *corev1.Pod) []backends.Finding {

@@ -44,8 +44,9 @@ func latestRecord(objs []*metav1.PartialObjectMetadata) (releaseRecord, bool) {
 
 // buildSandbox aggregates one release's pods (all carrying inspect/service) into a Sandbox.
 // rec is the release's Helm record when rangekeeper may read it; policies are the
-// CiliumNetworkPolicies selecting the release, when the cluster has Cilium's CRD.
-func (b *Backend) buildSandbox(ns, release string, pods []*corev1.Pod, rec *releaseRecord, policies []*unstructured.Unstructured, cilium bool) backends.Sandbox {
+// CiliumNetworkPolicies selecting the release, when the cluster has Cilium's CRD. findings
+// gives one pod's posture (the watcher remembers it across events; nil computes it).
+func (b *Backend) buildSandbox(ns, release string, pods []*corev1.Pod, rec *releaseRecord, policies []*unstructured.Unstructured, cilium bool, findings func(*corev1.Pod) []backends.Finding) backends.Sandbox {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	sb := backends.Sandbox{
 		ID:       b.sandboxID(ns, release),
@@ -86,7 +87,25 @@ func (b *Backend) buildSandbox(ns, release string, pods []*corev1.Pod, rec *rele
 	} else {
 		sb.Extra = append(sb.Extra, backends.KeyValue{Key: "helm record", Value: "not found or not readable"})
 	}
-	sb.Findings = Posture(pods, policies, cilium)
+	if findings == nil {
+		findings = podFindings
+	}
+	var n int
+	per := make([][]backends.Finding, len(pods))
+	for i, p := range pods {
+		per[i] = findings(p)
+		n += len(per[i])
+	}
+	sb.Findings = make([]backends.Finding, 0, n)
+	for _, fs := range per {
+		sb.Findings = append(sb.Findings, fs...)
+	}
+	if cilium {
+		sb.Findings = append(sb.Findings, policyFindings(policies)...)
+	}
+	if len(sb.Findings) == 0 {
+		sb.Findings = nil
+	}
 	return sb
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -12,11 +13,13 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -64,14 +67,6 @@ func releaseKeyOfPolicy(obj any) ([]string, error) {
 	return []string{u.GetNamespace() + "/" + rel}, nil
 }
 
-// dropManagedFields keeps informer caches small: managedFields is often the bulk of an object.
-func dropManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
 // watcher turns informer events into backends.Events.
 type watcher struct {
 	b        *Backend
@@ -87,6 +82,50 @@ type watcher struct {
 	kick  chan struct{}
 
 	emitted map[string]bool // release keys the consumer currently has
+
+	// posture remembers each pod's findings (posture.go) and the cached object they were
+	// computed from. A status-only change (a restart, a phase) reuses them: only a pod whose
+	// spec changed is assessed again. podsOf lists each release's pods, to forget them.
+	posture map[types.UID]podPosture
+	podsOf  map[string][]types.UID
+}
+
+type podPosture struct {
+	pod      *corev1.Pod
+	findings []backends.Finding
+}
+
+// findingsOf returns the posture of one cached pod, from memory when its spec is unchanged.
+func (w *watcher) findingsOf(p *corev1.Pod) []backends.Finding {
+	e, ok := w.posture[p.UID]
+	switch {
+	case ok && e.pod == p:
+	case ok && e.pod.Name == p.Name && apiequality.Semantic.DeepEqual(e.pod.Spec, p.Spec):
+		e.pod = p
+		w.posture[p.UID] = e
+	default:
+		e = podPosture{pod: p, findings: podFindings(p)}
+		w.posture[p.UID] = e
+	}
+	return e.findings
+}
+
+// forgetPods drops the remembered posture of a release's pods that are gone.
+func (w *watcher) forgetPods(key string, pods []*corev1.Pod) {
+	live := make([]types.UID, len(pods))
+	for i, p := range pods {
+		live[i] = p.UID
+	}
+	for _, uid := range w.podsOf[key] {
+		if !slices.Contains(live, uid) {
+			delete(w.posture, uid)
+		}
+	}
+	if len(live) == 0 {
+		delete(w.podsOf, key)
+		return
+	}
+	w.podsOf[key] = live
 }
 
 // Watch lists the releases with informers (list + watch), emits one EventReset, then one
@@ -100,7 +139,8 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	w := &watcher{b: b, emit: emit, cancel: cancel, dirty: map[string]struct{}{}, kick: make(chan struct{}, 1), emitted: map[string]bool{}}
+	w := &watcher{b: b, emit: emit, cancel: cancel, dirty: map[string]struct{}{}, kick: make(chan struct{}, 1), emitted: map[string]bool{},
+		posture: map[types.UID]podPosture{}, podsOf: map[string][]types.UID{}}
 	w.cilium = b.hasCilium(ctx)
 	b.refreshSnapshotCapability(ctx) // so Unsupported, called by the UI, never waits
 
@@ -109,7 +149,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		pf := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelService }))
 		pi := pf.Core().V1().Pods().Informer()
-		ok, err := w.prepare(pi, releaseKeyOfPod)
+		ok, err := w.prepare(pi, slimPod, releaseKeyOfPod)
 		if err != nil {
 			return err
 		}
@@ -121,7 +161,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			mf := metadatainformer.NewFilteredSharedInformerFactory(b.md, 0, ns,
 				func(o *metav1.ListOptions) { o.LabelSelector = helmOwnerLabel + "=helm" })
 			si := mf.ForResource(secretsGVR).Informer()
-			ok, err := w.prepare(si, releaseKeyOfRecord)
+			ok, err := w.prepare(si, slimRecord, releaseKeyOfRecord)
 			if err != nil {
 				return err
 			}
@@ -132,7 +172,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		if w.cilium {
 			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(b.dyn, 0, ns, nil)
 			ci := df.ForResource(ciliumGVR).Informer()
-			ok, err := w.prepare(ci, releaseKeyOfPolicy)
+			ok, err := w.prepare(ci, slimPolicy, releaseKeyOfPolicy)
 			if err != nil {
 				return err
 			}
@@ -173,8 +213,8 @@ func (w *watcher) result(ctx context.Context) error {
 
 // prepare wires an informer before it starts: a transform, the release index, the event
 // handler and the watch-error handler. It returns the handler's sync check.
-func (w *watcher) prepare(inf cache.SharedIndexInformer, key cache.IndexFunc) (cache.InformerSynced, error) {
-	if err := inf.SetTransform(dropManagedFields); err != nil {
+func (w *watcher) prepare(inf cache.SharedIndexInformer, slim cache.TransformFunc, key cache.IndexFunc) (cache.InformerSynced, error) {
+	if err := inf.SetTransform(slim); err != nil {
 		return nil, err
 	}
 	if err := inf.AddIndexers(cache.Indexers{byRelease: key}); err != nil {
@@ -321,6 +361,7 @@ func (w *watcher) build(key string) (backends.Sandbox, bool) {
 			}
 		}
 	}
+	w.forgetPods(key, pods)
 	if len(pods) == 0 {
 		return backends.Sandbox{}, false
 	}
@@ -347,7 +388,7 @@ func (w *watcher) build(key string) (backends.Sandbox, bool) {
 		}
 	}
 	ns, rel, _ := strings.Cut(key, "/")
-	return w.b.buildSandbox(ns, rel, pods, rec, pols, w.cilium), true
+	return w.b.buildSandbox(ns, rel, pods, rec, pols, w.cilium, w.findingsOf), true
 }
 
 // hasCilium reports whether the cluster serves CiliumNetworkPolicies that we may list.

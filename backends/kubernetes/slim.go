@@ -1,0 +1,155 @@
+package kubernetes
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The informer caches keep, per object, only what buildSandbox, memberOf and Posture read. An
+// agent-env pod as the API server sends it (coredns sidecar, probes, env, volumes, conditions,
+// managedFields) is several kilobytes decoded; what the table and posture need is a fraction.
+// The transforms run once per received object, before it is cached or handed to the handlers,
+// and are idempotent (a slim object passes through unchanged).
+
+// slimPod keeps a pod's identity, labels, Inspect's task annotation, lifecycle times, the
+// security-relevant spec (PSS fields, capabilities, host namespaces and paths, ports bound on
+// the node, limits' presence, mounts) and the status the table shows.
+func slimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return dropManagedFields(obj)
+	}
+	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Generation: p.Generation,
+		Labels: p.Labels, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+	}}
+	if task, ok := p.Annotations[AnnotationTask]; ok {
+		out.Annotations = map[string]string{AnnotationTask: task}
+	}
+	s := &p.Spec
+	out.Spec = corev1.PodSpec{
+		HostPID: s.HostPID, HostNetwork: s.HostNetwork, HostIPC: s.HostIPC, HostUsers: s.HostUsers,
+		RuntimeClassName: s.RuntimeClassName, ShareProcessNamespace: s.ShareProcessNamespace,
+		AutomountServiceAccountToken: s.AutomountServiceAccountToken, EnableServiceLinks: s.EnableServiceLinks,
+		DNSPolicy: s.DNSPolicy, SecurityContext: s.SecurityContext,
+		InitContainers: slimContainers(s.InitContainers), Containers: slimContainers(s.Containers),
+	}
+	for _, v := range s.Volumes {
+		if v.HostPath != nil {
+			out.Spec.Volumes = append(out.Spec.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{HostPath: v.HostPath}})
+		}
+	}
+	for _, e := range s.EphemeralContainers {
+		c := slimContainer(corev1.Container(e.EphemeralContainerCommon))
+		out.Spec.EphemeralContainers = append(out.Spec.EphemeralContainers, corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon(c)})
+	}
+	out.Status.Phase = p.Status.Phase
+	if n := len(p.Status.ContainerStatuses); n > 0 {
+		out.Status.ContainerStatuses = make([]corev1.ContainerStatus, n)
+		for i, cs := range p.Status.ContainerStatuses {
+			out.Status.ContainerStatuses[i].RestartCount = cs.RestartCount
+			if w := cs.State.Waiting; w != nil && w.Reason != "" {
+				out.Status.ContainerStatuses[i].State.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason}
+			}
+		}
+	}
+	return out, nil
+}
+
+func slimContainers(cs []corev1.Container) []corev1.Container {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i, c := range cs {
+		out[i] = slimContainer(c)
+	}
+	return out
+}
+
+// slimContainer keeps what containerFindings and mountsSAToken read.
+func slimContainer(c corev1.Container) corev1.Container {
+	out := corev1.Container{Name: c.Name, Image: c.Image, SecurityContext: c.SecurityContext}
+	for _, p := range c.Ports {
+		if p.HostPort != 0 {
+			out.Ports = append(out.Ports, corev1.ContainerPort{HostPort: p.HostPort})
+		}
+	}
+	if len(c.Resources.Limits) > 0 {
+		out.Resources.Limits = corev1.ResourceList{}
+		for _, r := range []corev1.ResourceName{corev1.ResourceMemory, corev1.ResourceCPU} {
+			if q, ok := c.Resources.Limits[r]; ok {
+				out.Resources.Limits[r] = q
+			}
+		}
+	}
+	if len(c.VolumeMounts) > 0 {
+		out.VolumeMounts = make([]corev1.VolumeMount, len(c.VolumeMounts))
+		for i, m := range c.VolumeMounts {
+			out.VolumeMounts[i] = corev1.VolumeMount{Name: m.Name, ReadOnly: m.ReadOnly, MountPath: m.MountPath}
+		}
+	}
+	return out
+}
+
+// slimRecord keeps a Helm release record's identity and labels (name, version, status,
+// inspectSandbox): rangekeeper never reads its annotations or data.
+func slimRecord(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return dropManagedFields(obj)
+	}
+	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Labels: m.Labels, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+	}}, nil
+}
+
+// slimPolicy keeps a CiliumNetworkPolicy's identity, the selector that ties it to a release and,
+// of its egress rules, the destinations policyFindings judges (entities, CIDRs, domains). The
+// chart also renders a long description, ingress rules, DNS proxy rules and in-cluster
+// endpoints, which are most of the object.
+func slimPolicy(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return dropManagedFields(obj)
+	}
+	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
+	out.SetName(u.GetName())
+	out.SetNamespace(u.GetNamespace())
+	out.SetUID(u.GetUID())
+	out.SetResourceVersion(u.GetResourceVersion())
+	out.SetLabels(u.GetLabels())
+	spec := map[string]any{}
+	if sel, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "endpointSelector"); ok {
+		spec["endpointSelector"] = sel
+	}
+	if eg, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "egress"); ok {
+		rules, _ := eg.([]any)
+		kept := make([]any, len(rules))
+		for i, r := range rules {
+			rule, _ := r.(map[string]any)
+			k := map[string]any{}
+			for _, dest := range []string{"toEntities", "toCIDR", "toFQDNs"} {
+				if v, ok := rule[dest]; ok {
+					k[dest] = v
+				}
+			}
+			kept[i] = k
+		}
+		spec["egress"] = kept
+	}
+	out.Object["spec"] = spec
+	return out, nil
+}
+
+// dropManagedFields keeps informer caches small for any other object: managedFields is often
+// the bulk of an object.
+func dropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
