@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -76,6 +77,8 @@ type watcher struct {
 	records  []cache.SharedIndexInformer
 	policies []cache.SharedIndexInformer
 	cilium   bool
+
+	heard atomic.Int64 // when the last informer event arrived (Unix ns)
 
 	mu    sync.Mutex
 	dirty map[string]struct{}
@@ -224,6 +227,7 @@ func (w *watcher) prepare(inf cache.SharedIndexInformer, slim cache.TransformFun
 		return nil, err
 	}
 	mark := func(obj any) {
+		w.heard.Store(time.Now().UnixNano())
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
@@ -259,7 +263,9 @@ func (w *watcher) onWatchError(ctx context.Context, _ *cache.Reflector, err erro
 }
 
 // heartbeat ends Watch after two failed health checks in a row: a reflector retries a refused
-// connection forever without telling its error handler.
+// connection forever without telling its error handler. An event received since the last
+// check proves the server alive, so a busy cluster is never pinged; an idle one is, once per
+// interval.
 func (w *watcher) heartbeat(ctx context.Context) {
 	t := time.NewTicker(w.b.health)
 	defer t.Stop()
@@ -269,6 +275,10 @@ func (w *watcher) heartbeat(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if time.Since(time.Unix(0, w.heard.Load())) < w.b.health {
+			failures = 0
+			continue
 		}
 		err := w.b.ping(ctx)
 		if err == nil {
