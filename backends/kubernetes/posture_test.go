@@ -107,23 +107,28 @@ func TestPostureOfRenderedChart(t *testing.T) {
 	}
 }
 
-// samePostureWhenSlim checks that what the informer caches keep of pods and policies (slim.go)
-// yields exactly the findings of the full objects.
+// samePostureWhenSlim checks that what the informer caches keep of pods (podcache.go) and
+// policies (slim.go) yields exactly the findings of the full objects.
 func samePostureWhenSlim(t *testing.T, pods []*corev1.Pod, pols []*unstructured.Unstructured, cilium bool, want []backends.Finding) {
 	t.Helper()
-	var sp []*corev1.Pod
-	for _, p := range pods {
-		o, _ := slimPod(p.DeepCopy())
-		sp = append(sp, o.(*corev1.Pod))
-	}
 	var su []*unstructured.Unstructured
 	for _, u := range pols {
 		o, _ := slimPolicy(u.DeepCopy())
 		su = append(su, o.(*unstructured.Unstructured))
 	}
-	if got := Posture(sp, su, cilium); fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+	if got := releasePosture(cachedPods(pods...), su, cilium); fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Errorf("posture of the slimmed objects differs:\n--- full\n%s--- slim\n%s", formatFindings(want), formatFindings(got))
 	}
+}
+
+// cachedPods turns pods into what the pod informer keeps of them (one spec table for all).
+func cachedPods(pods ...*corev1.Pod) []*cachedPod {
+	specs := newSpecTable()
+	out := make([]*cachedPod, len(pods))
+	for i, p := range pods {
+		out[i] = specs.cache(p.DeepCopy())
+	}
+	return out
 }
 
 func formatFindings(fs []backends.Finding) string {

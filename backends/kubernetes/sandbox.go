@@ -44,9 +44,8 @@ func latestRecord(objs []*metav1.PartialObjectMetadata) (releaseRecord, bool) {
 
 // buildSandbox aggregates one release's pods (all carrying inspect/service) into a Sandbox.
 // rec is the release's Helm record when rangekeeper may read it; policies are the
-// CiliumNetworkPolicies selecting the release, when the cluster has Cilium's CRD. findings
-// gives one pod's posture (the watcher remembers it across events; nil computes it).
-func (b *Backend) buildSandbox(ns, release string, pods []*corev1.Pod, rec *releaseRecord, policies []*unstructured.Unstructured, cilium bool, findings func(*corev1.Pod) []backends.Finding) backends.Sandbox {
+// CiliumNetworkPolicies selecting the release, when the cluster has Cilium's CRD.
+func (b *Backend) buildSandbox(ns, release string, pods []*cachedPod, rec *releaseRecord, policies []*unstructured.Unstructured, cilium bool) backends.Sandbox {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	sb := backends.Sandbox{
 		ID:       b.sandboxID(ns, release),
@@ -87,66 +86,55 @@ func (b *Backend) buildSandbox(ns, release string, pods []*corev1.Pod, rec *rele
 	} else {
 		sb.Extra = append(sb.Extra, backends.KeyValue{Key: "helm record", Value: "not found or not readable"})
 	}
-	if findings == nil {
-		findings = podFindings
-	}
-	var n int
-	per := make([][]backends.Finding, len(pods))
-	for i, p := range pods {
-		per[i] = findings(p)
-		n += len(per[i])
-	}
-	sb.Findings = make([]backends.Finding, 0, n)
-	for _, fs := range per {
-		sb.Findings = append(sb.Findings, fs...)
-	}
-	if cilium {
-		sb.Findings = append(sb.Findings, policyFindings(policies)...)
-	}
-	if len(sb.Findings) == 0 {
-		sb.Findings = nil
-	}
+	sb.Findings = releasePosture(pods, policies, cilium)
 	return sb
 }
 
 // memberOf describes one pod.
-func memberOf(p *corev1.Pod) backends.Member {
+func memberOf(p *cachedPod) backends.Member {
 	m := backends.Member{
-		ID:      string(p.UID),
-		Name:    p.Name,
-		Service: p.Labels[LabelService],
-		State:   podState(p),
-		Running: p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil,
-		Created: p.CreationTimestamp.Time,
+		ID:       string(p.UID),
+		Name:     p.Name,
+		Service:  p.Labels[LabelService],
+		State:    podState(p),
+		Running:  p.phase == corev1.PodRunning && p.DeletionTimestamp == nil,
+		Created:  p.CreationTimestamp.Time,
+		Restarts: p.restarts,
 	}
-	if len(p.Spec.Containers) > 0 {
-		m.Image = p.Spec.Containers[0].Image
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		m.Restarts += int(cs.RestartCount)
+	if len(p.spec.spec.Containers) > 0 {
+		m.Image = p.spec.spec.Containers[0].Image
 	}
 	return m
 }
 
 // podState is the phase, refined the way kubectl shows it (Terminating, CrashLoopBackOff…).
-func podState(p *corev1.Pod) string {
-	if p.DeletionTimestamp != nil {
+func podState(p *cachedPod) string { return stateName(p.DeletionTimestamp != nil, p.waiting, p.phase) }
+
+func stateName(deleting bool, waiting string, phase corev1.PodPhase) string {
+	switch {
+	case deleting:
 		return "Terminating"
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
-			return cs.State.Waiting.Reason
-		}
-	}
-	if p.Status.Phase == "" {
+	case waiting != "":
+		return waiting
+	case phase == "":
 		return string(corev1.PodPending)
 	}
-	return string(p.Status.Phase)
+	return string(phase)
+}
+
+// firstWaiting is the first container's waiting reason, if any.
+func firstWaiting(statuses []corev1.ContainerStatus) string {
+	for _, cs := range statuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			return w.Reason
+		}
+	}
+	return ""
 }
 
 // commonLabels keeps the labels every member shares (the release's labels), minus the
 // per-member ones.
-func commonLabels(pods []*corev1.Pod) map[string]string {
+func commonLabels(pods []*cachedPod) map[string]string {
 	if len(pods) == 0 {
 		return nil
 	}

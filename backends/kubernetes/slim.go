@@ -7,29 +7,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// The informer caches keep, per object, only what buildSandbox, memberOf and Posture read. An
+// The informer caches keep, per object, only what buildSandbox and the posture rules read. An
 // agent-env pod as the API server sends it (coredns sidecar, probes, env, volumes, conditions,
-// managedFields) is several kilobytes decoded; what the table and posture need is a fraction.
-// The transforms run once per received object, before it is cached or handed to the handlers,
-// and are idempotent (a slim object passes through unchanged).
+// managedFields) is several kilobytes decoded; what the table and posture need is a fraction
+// (pods: podcache.go). The transforms run once per received object, before it is cached or
+// handed to the handlers, and are idempotent (a slim object passes through unchanged).
 
-// slimPod keeps a pod's identity, labels, Inspect's task annotation, lifecycle times, the
-// security-relevant spec (PSS fields, capabilities, host namespaces and paths, ports bound on
-// the node, limits' presence, mounts) and the status the table shows.
-func slimPod(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return dropManagedFields(obj)
-	}
-	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Generation: p.Generation,
-		Labels: p.Labels, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
-	}}
-	if task, ok := p.Annotations[AnnotationTask]; ok {
-		out.Annotations = map[string]string{AnnotationTask: task}
-	}
-	s := &p.Spec
-	out.Spec = corev1.PodSpec{
+// slimSpec keeps the security-relevant part of a pod spec, what podFindings reads: PSS fields,
+// capabilities, host namespaces and paths, ports bound on the node, limits' presence, mounts.
+func slimSpec(s *corev1.PodSpec) corev1.PodSpec {
+	out := corev1.PodSpec{
 		HostPID: s.HostPID, HostNetwork: s.HostNetwork, HostIPC: s.HostIPC, HostUsers: s.HostUsers,
 		RuntimeClassName: s.RuntimeClassName, ShareProcessNamespace: s.ShareProcessNamespace,
 		AutomountServiceAccountToken: s.AutomountServiceAccountToken, EnableServiceLinks: s.EnableServiceLinks,
@@ -38,24 +25,14 @@ func slimPod(obj any) (any, error) {
 	}
 	for _, v := range s.Volumes {
 		if v.HostPath != nil {
-			out.Spec.Volumes = append(out.Spec.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{HostPath: v.HostPath}})
+			out.Volumes = append(out.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{HostPath: v.HostPath}})
 		}
 	}
 	for _, e := range s.EphemeralContainers {
 		c := slimContainer(corev1.Container(e.EphemeralContainerCommon))
-		out.Spec.EphemeralContainers = append(out.Spec.EphemeralContainers, corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon(c)})
+		out.EphemeralContainers = append(out.EphemeralContainers, corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon(c)})
 	}
-	out.Status.Phase = p.Status.Phase
-	if n := len(p.Status.ContainerStatuses); n > 0 {
-		out.Status.ContainerStatuses = make([]corev1.ContainerStatus, n)
-		for i, cs := range p.Status.ContainerStatuses {
-			out.Status.ContainerStatuses[i].RestartCount = cs.RestartCount
-			if w := cs.State.Waiting; w != nil && w.Reason != "" {
-				out.Status.ContainerStatuses[i].State.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason}
-			}
-		}
-	}
-	return out, nil
+	return out
 }
 
 func slimContainers(cs []corev1.Container) []corev1.Container {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,14 +12,11 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
-	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -39,7 +35,7 @@ const (
 
 // releaseKeyOfPod indexes a pod by its release.
 func releaseKeyOfPod(obj any) ([]string, error) {
-	p, ok := obj.(*corev1.Pod)
+	p, ok := obj.(*cachedPod)
 	if !ok || p.Labels[LabelInstance] == "" {
 		return nil, nil
 	}
@@ -86,49 +82,7 @@ type watcher struct {
 
 	emitted map[string]bool // release keys the consumer currently has
 
-	// posture remembers each pod's findings (posture.go) and the cached object they were
-	// computed from. A status-only change (a restart, a phase) reuses them: only a pod whose
-	// spec changed is assessed again. podsOf lists each release's pods, to forget them.
-	posture map[types.UID]podPosture
-	podsOf  map[string][]types.UID
-}
-
-type podPosture struct {
-	pod      *corev1.Pod
-	findings []backends.Finding
-}
-
-// findingsOf returns the posture of one cached pod, from memory when its spec is unchanged.
-func (w *watcher) findingsOf(p *corev1.Pod) []backends.Finding {
-	e, ok := w.posture[p.UID]
-	switch {
-	case ok && e.pod == p:
-	case ok && e.pod.Name == p.Name && apiequality.Semantic.DeepEqual(e.pod.Spec, p.Spec):
-		e.pod = p
-		w.posture[p.UID] = e
-	default:
-		e = podPosture{pod: p, findings: podFindings(p)}
-		w.posture[p.UID] = e
-	}
-	return e.findings
-}
-
-// forgetPods drops the remembered posture of a release's pods that are gone.
-func (w *watcher) forgetPods(key string, pods []*corev1.Pod) {
-	live := make([]types.UID, len(pods))
-	for i, p := range pods {
-		live[i] = p.UID
-	}
-	for _, uid := range w.podsOf[key] {
-		if !slices.Contains(live, uid) {
-			delete(w.posture, uid)
-		}
-	}
-	if len(live) == 0 {
-		delete(w.podsOf, key)
-		return
-	}
-	w.podsOf[key] = live
+	specs *specTable // the pod specs of this watch, interned (podcache.go)
 }
 
 // Watch lists the releases with informers (list + watch), emits one EventReset, then one
@@ -143,7 +97,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w := &watcher{b: b, emit: emit, cancel: cancel, dirty: map[string]struct{}{}, kick: make(chan struct{}, 1), emitted: map[string]bool{},
-		posture: map[types.UID]podPosture{}, podsOf: map[string][]types.UID{}}
+		specs: newSpecTable()}
 	w.cilium = b.hasCilium(ctx)
 	b.refreshSnapshotCapability(ctx) // so Unsupported, called by the UI, never waits
 
@@ -152,7 +106,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		pf := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelService }))
 		pi := pf.Core().V1().Pods().Informer()
-		ok, err := w.prepare(pi, slimPod, releaseKeyOfPod)
+		ok, err := w.prepare(pi, w.specs.transform, releaseKeyOfPod)
 		if err != nil {
 			return err
 		}
@@ -362,16 +316,15 @@ func (w *watcher) update(key string) {
 
 // build makes the sandbox of one release from the caches; false when it has no pods left.
 func (w *watcher) build(key string) (backends.Sandbox, bool) {
-	var pods []*corev1.Pod
+	var pods []*cachedPod
 	for _, inf := range w.pods {
 		objs, _ := inf.GetIndexer().ByIndex(byRelease, key)
 		for _, o := range objs {
-			if p, ok := o.(*corev1.Pod); ok {
+			if p, ok := o.(*cachedPod); ok {
 				pods = append(pods, p) // read-only: buildSandbox never mutates a cached pod
 			}
 		}
 	}
-	w.forgetPods(key, pods)
 	if len(pods) == 0 {
 		return backends.Sandbox{}, false
 	}
@@ -398,7 +351,7 @@ func (w *watcher) build(key string) (backends.Sandbox, bool) {
 		}
 	}
 	ns, rel, _ := strings.Cut(key, "/")
-	return w.b.buildSandbox(ns, rel, pods, rec, pols, w.cilium, w.findingsOf), true
+	return w.b.buildSandbox(ns, rel, pods, rec, pols, w.cilium), true
 }
 
 // hasCilium reports whether the cluster serves CiliumNetworkPolicies that we may list.

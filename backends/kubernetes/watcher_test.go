@@ -12,38 +12,35 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// The watcher assesses a pod's posture once per spec: status-only events (what kwok and
-// kubelets send most) reuse the findings, a changed spec is assessed again, and the pods of a
-// release that are gone are forgotten.
-func TestWatcherRemembersPosturePerSpec(t *testing.T) {
-	w := &watcher{posture: map[types.UID]podPosture{}, podsOf: map[string][]types.UID{}}
-	pod := func(image string, phase corev1.PodPhase) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-env-r-default-0", UID: "u1"},
-			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "default", Image: image}}},
-			Status: corev1.PodStatus{Phase: phase}}
-		o, _ := slimPod(p)
-		return o.(*corev1.Pod)
+// Pods whose security-relevant specs are equal (the releases of one task differ only in names)
+// share one interned spec and one posture assessment; a different image is a different spec.
+// The pod cache keeps what the table needs of the rest.
+func TestPodCacheSharesSpecsAndPosture(t *testing.T) {
+	specs := newSpecTable()
+	pod := func(release, image string, phase corev1.PodPhase) *cachedPod {
+		name := "agent-env-" + release + "-default-0"
+		return specs.cache(&corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name), Labels: map[string]string{LabelInstance: release, LabelService: "default"},
+				Annotations: map[string]string{AnnotationTask: "t", "kubectl.kubernetes.io/last-applied-configuration": "{…}"}},
+			Spec: corev1.PodSpec{Hostname: name, Containers: []corev1.Container{{Name: "default", Image: image,
+				Env: []corev1.EnvVar{{Name: "RELEASE", Value: release}}}}},
+			Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{RestartCount: 2,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}},
+		})
 	}
-	first := pod("python:3.12", corev1.PodPending)
-	f1 := w.findingsOf(first)
-	if len(f1) == 0 {
-		t.Fatal("no findings for a default pod")
+	a, b := pod("r1", "python:3.12", corev1.PodRunning), pod("r2", "python:3.12", corev1.PodPending)
+	if a.spec != b.spec {
+		t.Fatal("two releases of one task got separate specs")
 	}
-	f2 := w.findingsOf(pod("python:3.12", corev1.PodRunning))
-	if &f2[0] != &f1[0] {
-		t.Error("a status-only change assessed the pod again instead of reusing its findings")
+	fa, fb := releasePosture([]*cachedPod{a}, nil, false), releasePosture([]*cachedPod{b}, nil, false)
+	if len(fa) == 0 || fa[0].Member != a.Name || fb[0].Member != b.Name || &a.spec.posture()[0] != &b.spec.posture()[0] {
+		t.Errorf("posture not shared or members not named: %+v / %+v", fa[0], fb[0])
 	}
-	f3 := w.findingsOf(pod("python:latest", corev1.PodRunning))
-	if &f3[0] == &f1[0] {
-		t.Fatal("a changed image reused the old findings")
+	if c := pod("r3", "python:latest", corev1.PodRunning); c.spec == a.spec {
+		t.Error("a different image shared the spec")
 	}
-	if formatFindings(f3) == formatFindings(f1) {
-		t.Error("the findings of :latest equal those of a tagged image")
-	}
-	w.forgetPods("ns/r", []*corev1.Pod{first})
-	w.forgetPods("ns/r", nil)
-	if len(w.posture) != 0 || len(w.podsOf) != 0 {
-		t.Errorf("after the release's pods are gone: %d remembered pods, %d releases", len(w.posture), len(w.podsOf))
+	if a.Annotations[AnnotationTask] != "t" || len(a.Annotations) != 1 || a.restarts != 2 || podState(a) != "CrashLoopBackOff" {
+		t.Errorf("cached pod = annotations %v, restarts %d, state %q", a.Annotations, a.restarts, podState(a))
 	}
 }
 

@@ -59,6 +59,7 @@ func run() error {
 	toolsFlag := flag.String("tools", "rangekeeper,k9s", "tools to measure")
 	rkBin := flag.String("rangekeeper", "bin/bench/rangekeeper", "rangekeeper binary (built with the profiling hook by make bench-fleet)")
 	k9sBin := flag.String("k9s", "bin/bench/k9s", "k9s binary")
+	baseline := flag.String("baseline", "", "an earlier rangekeeper binary, measured as tool \"baseline\" (e.g. -tools baseline,rangekeeper,k9s) for before/after tables")
 	chart := flag.String("chart", "backends/kubernetes/testdata/agent-env/chart", "the agent-env chart to render releases from")
 	records := flag.Bool("helm-records", true, "create Helm's release record Secret for each release")
 	workers := flag.Int("workers", 32, "concurrent creates while filling the cluster")
@@ -80,11 +81,16 @@ func run() error {
 	for _, name := range strings.Split(*toolsFlag, ",") {
 		switch name {
 		case "rangekeeper":
-			tools = append(tools, rangekeeperTool(abs(*rkBin)))
+			tools = append(tools, rangekeeperTool("rangekeeper", abs(*rkBin)))
+		case "baseline":
+			if *baseline == "" {
+				return fmt.Errorf("-tools baseline needs -baseline BINARY")
+			}
+			tools = append(tools, rangekeeperTool("baseline", abs(*baseline)))
 		case "k9s":
 			tools = append(tools, k9sTool(abs(*k9sBin)))
 		default:
-			return fmt.Errorf("-tools: unknown tool %q (rangekeeper, k9s)", name)
+			return fmt.Errorf("-tools: unknown tool %q (rangekeeper, baseline, k9s)", name)
 		}
 	}
 	for _, t := range tools {

@@ -134,7 +134,7 @@ func (b *bench) sleepSampling(ctx context.Context, pid int, d time.Duration, pea
 // profileWhenUp saves a CPU profile of the loading tool: it polls until the tool's pprof
 // server answers (it starts with the process), then profiles for the load-profile window.
 func (b *bench) profileWhenUp(ctx context.Context, t *tool, dir, name, path string) <-chan struct{} {
-	if b.pprofAddr == "" || t.name != "rangekeeper" {
+	if b.pprofAddr == "" || t.name == "k9s" {
 		done := make(chan struct{})
 		close(done)
 		return done
@@ -153,7 +153,7 @@ func (b *bench) profile(t *tool, dir, name, path string) { <-b.profileAsync(t, d
 
 func (b *bench) profileAsync(t *tool, dir, name, path string) <-chan struct{} {
 	done := make(chan struct{})
-	if b.pprofAddr == "" || t.name != "rangekeeper" {
+	if b.pprofAddr == "" || t.name == "k9s" {
 		close(done)
 		return done
 	}

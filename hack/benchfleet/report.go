@@ -37,8 +37,11 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 		for _, t := range tools {
 			fmt.Fprintf(&w, " %14s", t.name)
 		}
-		if len(tools) == 2 {
-			fmt.Fprintf(&w, " %10s", "ratio")
+		k9s := slices.IndexFunc(tools, func(t *tool) bool { return t.name == "k9s" })
+		for i, t := range tools {
+			if k9s >= 0 && i != k9s {
+				fmt.Fprintf(&w, " %14s", t.name+"/k9s")
+			}
 		}
 		fmt.Fprintln(&w)
 		for _, m := range metrics {
@@ -64,8 +67,15 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 				}
 				fmt.Fprintf(&w, " %14s", cell)
 			}
-			if len(med) == 2 && med[1] > 0 && med[0] > 0 {
-				fmt.Fprintf(&w, " %9.2f×", med[0]/med[1])
+			for i := range tools {
+				if k9s < 0 || i == k9s {
+					continue
+				}
+				if med[i] > 0 && med[k9s] > 0 {
+					fmt.Fprintf(&w, " %13.2f×", med[i]/med[k9s])
+				} else {
+					fmt.Fprintf(&w, " %14s", "-")
+				}
 			}
 			fmt.Fprintln(&w)
 		}

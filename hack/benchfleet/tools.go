@@ -43,9 +43,9 @@ var (
 	k9sFilt  = regexp.MustCompile(`(?i)pods\(all\)\[(\d+)\] </[^>]+>`)
 )
 
-func rangekeeperTool(bin string) *tool {
+func rangekeeperTool(name, bin string) *tool {
 	return &tool{
-		name: "rangekeeper",
+		name: name,
 		bin:  bin,
 		setup: func(t *tool, dir string, b *bench) ([]string, []string, error) {
 			cfg := filepath.Join(dir, "config.yaml")
