@@ -140,7 +140,9 @@ func StartWith(dir string, o Options) (c *Cluster, err error) {
 	}
 	c.env = &envtest.Environment{
 		BinaryAssetsDirectory: dir,
-		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: []*apiextv1.CustomResourceDefinition{ciliumCRD()}},
+		// The default 20 s is too short on a loaded 2-core machine.
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		CRDInstallOptions:        envtest.CRDInstallOptions{CRDs: []*apiextv1.CustomResourceDefinition{ciliumCRD()}},
 	}
 	// Keep envtest's certificates and etcd data under c.dir, which Stop and the reaper remove.
 	c.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(c.dir, "apiserver")}
