@@ -368,6 +368,11 @@ func (s *Supervisor) byBackend() map[string][]backends.Sandbox {
 	return by
 }
 
+// Ready is closed when the named backend has answered once (its first reset); nil for a name
+// the supervisor does not run. A one-shot listing can print each backend's sandboxes as soon
+// as that backend answers (FleetOf) instead of waiting for the slowest.
+func (s *Supervisor) Ready(backend string) <-chan struct{} { return s.ready[backend] }
+
 // WaitReady blocks until every backend has answered once, or ctx ends. It returns the backends
 // that never answered, with their health, so one-shot commands can report them and go on.
 func (s *Supervisor) WaitReady(ctx context.Context) []Health {

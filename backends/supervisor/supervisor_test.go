@@ -131,6 +131,19 @@ func TestOneHungBackendDoesNotBlockOthers(t *testing.T) {
 	if len(s.Fleet()) != 2 {
 		t.Fatalf("fleet = %+v", s.Fleet())
 	}
+	select {
+	case <-s.Ready("docker:live"):
+	default:
+		t.Error("Ready(docker:live) is not closed after its reset")
+	}
+	select {
+	case <-s.Ready("pve:hung"):
+		t.Error("Ready(pve:hung) is closed though it never answered")
+	default:
+	}
+	if s.Ready("docker:unknown") != nil {
+		t.Error("Ready of a backend the supervisor does not run is not nil")
+	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer wcancel()
 	missing := s.WaitReady(wctx)
