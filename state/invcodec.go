@@ -260,9 +260,17 @@ func nilIfFlag(m map[string]string, isNil bool) map[string]string {
 	return m
 }
 
-// carve hands out consecutive sub-slices of one backing array, each capped at its length so an
-// append by a caller reallocates instead of overwriting the next sandbox's items.
-func carve[T any](pool *[]T, n int) []T {
+// take reads how many items one sandbox has and hands them out of pool: consecutive
+// sub-slices of one backing array, each capped at its length so an append by a caller
+// reallocates instead of overwriting the next sandbox's items.
+func take[T any](d *decoder, what string, pool *[]T) []T {
+	n := d.count(what)
+	if n > len(*pool) {
+		d.fail(what)
+	}
+	if d.err != nil {
+		return nil
+	}
 	s := (*pool)[:n:n]
 	*pool = (*pool)[n:]
 	return s
@@ -318,14 +326,9 @@ func decodeInventory(raw []byte) (InventoryRecord, error) {
 		f := d.uint("flags")
 		sb.Inspect, sb.Actionable, sb.Simulated = f&1 != 0, f&2 != 0, f&4 != 0
 		sb.Labels = nilIfFlag(sb.Labels, f&8 != 0)
-		n := d.count("members")
-		if n > len(members) {
-			d.fail("members")
-		}
-		if d.err != nil {
+		if sb.Members = take(d, "members", &members); d.err != nil {
 			return rec, d.err
 		}
-		sb.Members = carve(&members, n)
 		for j := range sb.Members {
 			m := &sb.Members[j]
 			m.ID = d.str("member id")
@@ -340,13 +343,9 @@ func decodeInventory(raw []byte) (InventoryRecord, error) {
 			m.Running = mf&1 != 0
 			m.Labels = nilIfFlag(m.Labels, mf&2 != 0)
 		}
-		if n = d.count("findings"); n > len(findings) {
-			d.fail("findings")
-		}
-		if d.err != nil {
+		if sb.Findings = take(d, "findings", &findings); d.err != nil {
 			return rec, d.err
 		}
-		sb.Findings = carve(&findings, n)
 		for j := range sb.Findings {
 			fd := &sb.Findings[j]
 			fd.RuleID = d.str("rule")
@@ -356,13 +355,9 @@ func decodeInventory(raw []byte) (InventoryRecord, error) {
 			fd.Message = d.str("message")
 			fd.Evidence = d.str("evidence")
 		}
-		if n = d.count("facts"); n > len(facts) {
-			d.fail("facts")
-		}
-		if d.err != nil {
+		if sb.Extra = take(d, "facts", &facts); d.err != nil {
 			return rec, d.err
 		}
-		sb.Extra = carve(&facts, n)
 		for j := range sb.Extra {
 			sb.Extra[j] = backends.KeyValue{Key: d.str("fact key"), Value: d.str("fact value")}
 		}
