@@ -6,7 +6,6 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -101,7 +100,7 @@ func (t *specTable) cache(p *corev1.Pod) *cachedPod {
 
 // releasePosture is the posture of a release: each pod's (from its shared spec, with the pod
 // named as the member) and, with Cilium, its network policies'.
-func releasePosture(pods []*cachedPod, policies []*unstructured.Unstructured, cilium bool) []backends.Finding {
+func releasePosture(pods []*cachedPod, policies []*cachedPolicy, cilium bool) []backends.Finding {
 	n := 0
 	for _, p := range pods {
 		n += len(p.spec.posture())

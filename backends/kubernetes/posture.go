@@ -40,7 +40,7 @@ func Posture(pods []*corev1.Pod, policies []*unstructured.Unstructured, cilium b
 		out = append(out, podFindings(p)...)
 	}
 	if cilium {
-		out = append(out, policyFindings(policies)...)
+		out = append(out, policyFindings(policiesOf(policies))...)
 	}
 	return out
 }
@@ -231,7 +231,7 @@ func mountsSAToken(p *corev1.Pod) bool {
 
 // policyFindings reads the agent-env chart's CiliumNetworkPolicies: the egress allow-lists its
 // allowDomains/allowEntities/allowCIDR values render into.
-func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
+func policyFindings(policies []*cachedPolicy) []backends.Finding {
 	f := &findings{}
 	if len(policies) == 0 {
 		f.add("K8S-N01", catalog.SeverityHigh, catalog.AxisNetwork, "no CiliumNetworkPolicy selects the release: its pods are not isolated", "")
@@ -239,15 +239,13 @@ func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
 	}
 	hasEgress := false
 	for _, pol := range policies {
-		egress, found, _ := unstructured.NestedSlice(pol.Object, "spec", "egress")
-		if !found {
+		if !pol.hasEgress {
 			continue
 		}
 		hasEgress = true
-		name := pol.GetName()
-		for _, r := range egress {
-			rule, _ := r.(map[string]any)
-			for _, e := range stringsAt(rule, "toEntities") {
+		name := pol.Name
+		for _, rule := range pol.egress {
+			for _, e := range rule.entities {
 				switch e {
 				case "all", "world":
 					f.add("HELM-N01", catalog.SeverityCritical, catalog.AxisNetwork, "egress to entity "+e+": the whole internet and unrestricted DNS", name+": toEntities="+e)
@@ -255,7 +253,7 @@ func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
 					f.add("HELM-N04", catalog.SeverityHigh, catalog.AxisNetwork, "egress to entity "+e+": the API server or nodes are reachable", name+": toEntities="+e)
 				}
 			}
-			for _, cidr := range stringsAt(rule, "toCIDR") {
+			for _, cidr := range rule.cidrs {
 				pfx, err := netip.ParsePrefix(cidr)
 				if err != nil {
 					continue
@@ -273,22 +271,11 @@ func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
 					f.add("K8S-N04", catalog.SeverityHigh, catalog.AxisNetwork, "egress CIDR covers cloud metadata addresses "+strings.Join(covered, ", "), name+": toCIDR="+cidr)
 				}
 			}
-			var domains []string
-			if fq, ok := rule["toFQDNs"].([]any); ok {
-				for _, d := range fq {
-					dm, _ := d.(map[string]any)
-					if s, _ := dm["matchPattern"].(string); s != "" {
-						domains = append(domains, s)
-					} else if s, _ := dm["matchName"].(string); s != "" {
-						domains = append(domains, s)
-					}
-				}
-			}
 			switch {
-			case slices.Contains(domains, "*"):
+			case slices.Contains(rule.domains, "*"):
 				f.add("HELM-N01", catalog.SeverityCritical, catalog.AxisNetwork, `allowDomains contains "*": the whole internet and unrestricted DNS`, name+": toFQDNs matchPattern=*")
-			case len(domains) > 0:
-				f.add("HELM-N02", catalog.SeverityMedium, catalog.AxisNetwork, "egress allowed to domains: "+strings.Join(domains, ", "), name+": toFQDNs")
+			case len(rule.domains) > 0:
+				f.add("HELM-N02", catalog.SeverityMedium, catalog.AxisNetwork, "egress allowed to domains: "+strings.Join(rule.domains, ", "), name+": toFQDNs")
 			}
 		}
 	}

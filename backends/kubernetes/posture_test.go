@@ -108,15 +108,15 @@ func TestPostureOfRenderedChart(t *testing.T) {
 }
 
 // samePostureWhenSlim checks that what the informer caches keep of pods (podcache.go) and
-// policies (slim.go) yields exactly the findings of the full objects.
+// policies (policycache.go) yields exactly the findings of the full objects.
 func samePostureWhenSlim(t *testing.T, pods []*corev1.Pod, pols []*unstructured.Unstructured, cilium bool, want []backends.Finding) {
 	t.Helper()
-	var su []*unstructured.Unstructured
+	var cp []*cachedPolicy
 	for _, u := range pols {
-		o, _ := slimPolicy(u.DeepCopy())
-		su = append(su, o.(*unstructured.Unstructured))
+		o, _ := cachePolicy(u.DeepCopy())
+		cp = append(cp, o.(*cachedPolicy))
 	}
-	if got := releasePosture(cachedPods(pods...), su, cilium); fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+	if got := releasePosture(cachedPods(pods...), cp, cilium); fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Errorf("posture of the slimmed objects differs:\n--- full\n%s--- slim\n%s", formatFindings(want), formatFindings(got))
 	}
 }
@@ -269,7 +269,7 @@ func TestPolicyFindings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
 			samePostureWhenSlim(t, nil, tc.pols, true, Posture(nil, tc.pols, true))
-			for _, f := range policyFindings(tc.pols) {
+			for _, f := range policyFindings(policiesOf(tc.pols)) {
 				got = append(got, f.RuleID)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {

@@ -8,7 +8,6 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // releaseRecord is what rangekeeper keeps of a Helm release Secret: its labels only (the
@@ -45,7 +44,7 @@ func latestRecord(objs []*metav1.PartialObjectMetadata) (releaseRecord, bool) {
 // buildSandbox aggregates one release's pods (all carrying inspect/service) into a Sandbox.
 // rec is the release's Helm record when rangekeeper may read it; policies are the
 // CiliumNetworkPolicies selecting the release, when the cluster has Cilium's CRD.
-func (b *Backend) buildSandbox(ns, release string, pods []*cachedPod, rec *releaseRecord, policies []*unstructured.Unstructured, cilium bool) backends.Sandbox {
+func (b *Backend) buildSandbox(ns, release string, pods []*cachedPod, rec *releaseRecord, policies []*cachedPolicy, cilium bool) backends.Sandbox {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	sb := backends.Sandbox{
 		ID:       b.sandboxID(ns, release),

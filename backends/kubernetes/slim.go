@@ -4,7 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // The informer caches keep, per object, only what buildSandbox and the posture rules read. An
@@ -82,44 +81,6 @@ func slimRecord(obj any) (any, error) {
 		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
 		Labels: m.Labels, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
 	}}, nil
-}
-
-// slimPolicy keeps a CiliumNetworkPolicy's identity, the selector that ties it to a release and,
-// of its egress rules, the destinations policyFindings judges (entities, CIDRs, domains). The
-// chart also renders a long description, ingress rules, DNS proxy rules and in-cluster
-// endpoints, which are most of the object.
-func slimPolicy(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return dropManagedFields(obj)
-	}
-	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
-	out.SetName(u.GetName())
-	out.SetNamespace(u.GetNamespace())
-	out.SetUID(u.GetUID())
-	out.SetResourceVersion(u.GetResourceVersion())
-	out.SetLabels(u.GetLabels())
-	spec := map[string]any{}
-	if sel, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "endpointSelector"); ok {
-		spec["endpointSelector"] = sel
-	}
-	if eg, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "egress"); ok {
-		rules, _ := eg.([]any)
-		kept := make([]any, len(rules))
-		for i, r := range rules {
-			rule, _ := r.(map[string]any)
-			k := map[string]any{}
-			for _, dest := range []string{"toEntities", "toCIDR", "toFQDNs"} {
-				if v, ok := rule[dest]; ok {
-					k[dest] = v
-				}
-			}
-			kept[i] = k
-		}
-		spec["egress"] = kept
-	}
-	out.Object["spec"] = spec
-	return out, nil
 }
 
 // dropManagedFields keeps informer caches small for any other object: managedFields is often

@@ -46,7 +46,7 @@ func servedPod(p *corev1.Pod, i int) *corev1.Pod {
 // BenchmarkInformerCacheBytes measures what the informer caches hold per object of an agent-env
 // release (two services): every object is decoded from its protobuf wire form as the informer
 // does, passed through the transform, and kept. "full" is the former transform (managedFields
-// dropped only), "slim" the current ones (podcache.go, slim.go).
+// dropped only), "slim" the current ones (podcache.go, policycache.go).
 func BenchmarkInformerCacheBytes(b *testing.B) {
 	pods, pols := renderAgentEnv(b, "lsphdyup", "evals", map[string]any{"services": map[string]any{
 		"default": map[string]any{"image": "python:3.12-bookworm"}, "victim": map[string]any{"image": "python:3.12-bookworm"}}})
@@ -68,7 +68,7 @@ func BenchmarkInformerCacheBytes(b *testing.B) {
 		pod, pol func(any) (any, error)
 	}{
 		{"full", dropManagedFields, dropManagedFields},
-		{"slim", newSpecTable().transform, slimPolicy},
+		{"slim", newSpecTable().transform, cachePolicy},
 	} {
 		b.Run("pods/"+tc.name, func(b *testing.B) {
 			b.ReportMetric(retained(b, n, func(i int) any {

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -53,15 +52,11 @@ func releaseKeyOfRecord(obj any) ([]string, error) {
 
 // releaseKeyOfPolicy indexes a CiliumNetworkPolicy by the release its endpointSelector picks.
 func releaseKeyOfPolicy(obj any) ([]string, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	p, ok := obj.(*cachedPolicy)
+	if !ok || p.release == "" {
 		return nil, nil
 	}
-	rel, _, _ := unstructured.NestedString(u.Object, "spec", "endpointSelector", "matchLabels", LabelInstance)
-	if rel == "" {
-		return nil, nil
-	}
-	return []string{u.GetNamespace() + "/" + rel}, nil
+	return []string{p.Namespace + "/" + p.release}, nil
 }
 
 // watcher turns informer events into backends.Events.
@@ -129,7 +124,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		if w.cilium {
 			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(b.dyn, 0, ns, nil)
 			ci := df.ForResource(ciliumGVR).Informer()
-			ok, err := w.prepare(ci, slimPolicy, releaseKeyOfPolicy)
+			ok, err := w.prepare(ci, cachePolicy, releaseKeyOfPolicy)
 			if err != nil {
 				return err
 			}
@@ -341,12 +336,12 @@ func (w *watcher) build(key string) (backends.Sandbox, bool) {
 	if r, ok := latestRecord(recs); ok {
 		rec = &r
 	}
-	var pols []*unstructured.Unstructured
+	var pols []*cachedPolicy
 	for _, inf := range w.policies {
 		objs, _ := inf.GetIndexer().ByIndex(byRelease, key)
 		for _, o := range objs {
-			if u, ok := o.(*unstructured.Unstructured); ok {
-				pols = append(pols, u)
+			if p, ok := o.(*cachedPolicy); ok {
+				pols = append(pols, p)
 			}
 		}
 	}
