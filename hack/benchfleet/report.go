@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -50,12 +51,12 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 			for _, t := range tools {
 				var vs []float64
 				for _, r := range all {
-					if r.tool == t.name && r.pods == pods && r.err == nil {
+					if r.tool == t.name && r.pods == pods && r.err == nil && (m.name != "filter to screen" || r.filterErr == nil) {
 						vs = append(vs, m.get(r))
 					}
 				}
 				if len(vs) == 0 {
-					fmt.Fprintf(&w, " %14s", "failed")
+					fmt.Fprintf(&w, " %14s", "not reached")
 					med = append(med, 0)
 					continue
 				}
@@ -81,8 +82,8 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 		}
 	}
 	for _, r := range all {
-		if r.err != nil {
-			fmt.Fprintf(&w, "\n%s at %d pods failed: %v\n", r.tool, r.pods, firstLines(r.err.Error(), 60))
+		if err := errors.Join(r.err, r.filterErr); err != nil {
+			fmt.Fprintf(&w, "\n%s at %d pods: %v\n", r.tool, r.pods, firstLines(err.Error(), 60))
 		}
 	}
 	return w.String()
