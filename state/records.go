@@ -15,14 +15,27 @@ import (
 
 // InventoryRecord is the last known fleet of one backend, so the UI paints instantly at start.
 type InventoryRecord struct {
-	Backend   string            `json:"backend"`
-	Saved     time.Time         `json:"saved"`
+	Backend string `json:"backend"`
+	// Saved is when this fleet was saved; a save of an unchanged fleet keeps the earlier time.
+	Saved     time.Time          `json:"saved"`
 	Sandboxes []sandbox.Sandbox `json:"sandboxes"`
 }
 
-// SaveInventory replaces the cached fleet of one backend.
+// SaveInventory replaces the cached fleet of one backend (in the compact layout of
+// invcodec.go). Saving a fleet identical to the cached one writes nothing: the periodic save of
+// an idle fleet costs one encode and one comparison, no write transaction and no fsync.
 func (db *DB) SaveInventory(rec InventoryRecord) error {
-	return db.put(bucketInventory, rec.Backend, rec)
+	raw := encodeInventory(rec)
+	body := inventoryBody(raw)
+	same := false
+	if err := db.bolt.View(func(tx *bolt.Tx) error {
+		old := inventoryBody(tx.Bucket(bucketInventory).Get([]byte(rec.Backend)))
+		same = old != nil && string(old) == string(body)
+		return nil
+	}); err != nil || same {
+		return err
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketInventory).Put([]byte(rec.Backend), raw) })
 }
 
 // Inventory returns every cached backend fleet.
@@ -30,7 +43,13 @@ func (db *DB) Inventory() ([]InventoryRecord, error) {
 	var out []InventoryRecord
 	err := db.each(bucketInventory, "", func(raw []byte) error {
 		var r InventoryRecord
-		if err := json.Unmarshal(raw, &r); err != nil {
+		var err error
+		if len(raw) > 0 && raw[0] == '{' { // written as JSON by an earlier version
+			err = json.Unmarshal(raw, &r)
+		} else {
+			r, err = decodeInventory(raw)
+		}
+		if err != nil {
 			return err
 		}
 		out = append(out, r)

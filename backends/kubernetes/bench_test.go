@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,4 +118,31 @@ func createPods(b *testing.B, c *kubetest.Cluster, ns string, releases, perRelea
 		b.Fatalf("pods never all Running: %v", err)
 	}
 	b.Logf("created %d pods and saw them Running in %s", releases*perRelease, time.Since(start).Round(time.Second))
+}
+
+// BenchmarkHealthPing measures one heartbeat (GET /version over the backend's connection): wall
+// time, and the CPU it costs rangekeeper's process (the API server runs in another process).
+// An idle cluster is pinged once per HealthInterval (10 s).
+func BenchmarkHealthPing(b *testing.B) {
+	c := kubetest.Need(b)
+	bk := testBackend(b, c, nil, "default")
+	ctx := context.Background()
+	if err := bk.ping(ctx); err != nil {
+		b.Fatal(err)
+	}
+	cpu0 := processCPU()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := bk.ping(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// processCPU is the CPU time this process has used (user + system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/kubernetes/kubetest"
 	"github.com/rangekeeper/rangekeeper/config"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -134,6 +136,35 @@ func TestClusterLiveWeakPosture(t *testing.T) {
 	}
 	if sb.WorstSeverity() != backends.SeverityNone+5 {
 		t.Errorf("worst severity %v, want critical", sb.WorstSeverity())
+	}
+}
+
+// The cluster's RuntimeClasses reach live posture: the test cluster offers gVisor ("gvisor",
+// handler "runsc"), so a release without a runtime class is K8S-H18 at the policy's grade, not
+// the INFO an engine with no sandboxed runtime gets.
+func TestClusterRuntimeClassesGradeTheRuntimeRule(t *testing.T) {
+	c := kubetest.Need(t)
+	ns := c.Namespace(t)
+	b := testBackend(t, c, nil, ns)
+	got := b.runtimeClasses(context.Background())
+	if !slices.Contains(got, "gvisor") || !slices.Contains(got, "runsc") {
+		t.Fatalf("runtime classes %v, want the test cluster's gvisor/runsc", got)
+	}
+	for _, tc := range []struct {
+		policy catalog.RuntimePolicy
+		want   catalog.Severity
+	}{{"", catalog.SeverityMedium}, {catalog.RuntimeRequired, catalog.SeverityHigh}, {catalog.RuntimeOff, catalog.SeverityInfo}} {
+		p := hardenedPod()
+		p.Spec.RuntimeClassName = nil
+		var sev catalog.Severity
+		for _, f := range newSpecTable(PostureOptions{RuntimePolicy: tc.policy, RuntimeClasses: got}).intern(p.Spec).posture() {
+			if f.RuleID == "K8S-H18" {
+				sev = f.Severity
+			}
+		}
+		if sev != tc.want {
+			t.Errorf("policy %q: K8S-H18 %s, want %s", tc.policy, sev, tc.want)
+		}
 	}
 }
 
@@ -434,7 +465,7 @@ func TestClusterRBACForbidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := New(config.KubernetesConfig{Kubeconfig: kcPath, Contexts: []string{"envtest"}, Namespaces: []string{ns}})
+	bs, err := New(config.KubernetesConfig{Kubeconfig: kcPath, Contexts: []string{"envtest"}, Namespaces: []string{ns}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func (b *Backend) member(ctx context.Context, sandboxID, want string) (*corev1.P
 		return nil, fmt.Errorf("%s: %w: release %s/%s has no member %q", b.Name(), backends.ErrNotFound, ns, rel, want)
 	}
 	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
-		return nil, fmt.Errorf("%s: pod %s/%s is %s, not running", b.Name(), ns, p.Name, podState(p))
+		return nil, fmt.Errorf("%s: pod %s/%s is %s, not running", b.Name(), ns, p.Name, stateName(p.DeletionTimestamp != nil, firstWaiting(p.Status.ContainerStatuses), p.Status.Phase))
 	}
 	if len(p.Spec.Containers) == 0 {
 		return nil, fmt.Errorf("%s: pod %s/%s has no containers", b.Name(), ns, p.Name)

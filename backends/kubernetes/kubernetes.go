@@ -12,6 +12,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/config"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +50,9 @@ type Options struct {
 	// 10 s). Informers retry a refused connection forever; two failed checks in a row end
 	// Watch so the supervisor can report the outage and reconnect.
 	HealthInterval time.Duration
+	// RuntimePolicy grades K8S-H18 (the config's lint.policy.sandboxed_runtime; "" is
+	// recommended), together with the RuntimeClasses the cluster offers.
+	RuntimePolicy catalog.RuntimePolicy
 }
 
 // Backend is one Kubernetes context. It satisfies backends.Backend, TearDowner, Resetter,
@@ -66,6 +70,7 @@ type Backend struct {
 	workers    int
 	teardowns  chan struct{} // semaphore: at most workers teardowns in flight
 	snap       snapCap       // cached snapshot capability (volsnap.go)
+	policy     catalog.RuntimePolicy
 }
 
 var (
@@ -77,10 +82,11 @@ var (
 	_ backends.Explainer  = (*Backend)(nil)
 )
 
-// New returns one Backend per configured context (the current context when none is listed).
-func New(cfg config.KubernetesConfig) ([]*Backend, error) {
+// New returns one Backend per configured context (the current context when none is listed);
+// policy grades the sandboxed-runtime rule.
+func New(cfg config.KubernetesConfig, policy catalog.RuntimePolicy) ([]*Backend, error) {
 	if cfg.InCluster {
-		b, err := Open(Options{InCluster: true, Namespaces: cfg.Namespaces})
+		b, err := Open(Options{InCluster: true, Namespaces: cfg.Namespaces, RuntimePolicy: policy})
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +98,7 @@ func New(cfg config.KubernetesConfig) ([]*Backend, error) {
 	}
 	var out []*Backend
 	for _, c := range contexts {
-		b, err := Open(Options{Kubeconfig: cfg.Kubeconfig, Context: c, Namespaces: cfg.Namespaces})
+		b, err := Open(Options{Kubeconfig: cfg.Kubeconfig, Context: c, Namespaces: cfg.Namespaces, RuntimePolicy: policy})
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +154,7 @@ func NewForConfig(name string, rc *rest.Config, o Options) (*Backend, error) {
 	if rc.QPS == 0 {
 		rc.QPS, rc.Burst = 50, 100
 	}
-	b := &Backend{context: name, rc: rc, workers: o.Workers, health: o.HealthInterval}
+	b := &Backend{context: name, rc: rc, workers: o.Workers, health: o.HealthInterval, policy: o.RuntimePolicy}
 	if b.health <= 0 {
 		b.health = 10 * time.Second
 	}

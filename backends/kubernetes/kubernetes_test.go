@@ -51,7 +51,7 @@ func TestNewContexts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bs, err := New(tc.cfg)
+			bs, err := New(tc.cfg, "")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
@@ -138,7 +138,7 @@ func TestBuildSandbox(t *testing.T) {
 	victim := pod("agent-env-rel-victim-0", "victim", corev1.PodPending, 0, t0)
 	victim.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
 	pods := []*corev1.Pod{victim, pod("agent-env-rel-default-0", "default", corev1.PodRunning, 2, t0.Add(time.Second))}
-	sb := b.buildSandbox("evals", "rel", pods, &releaseRecord{Revision: 3, Status: "deployed", Inspect: true}, nil, false)
+	sb := b.buildSandbox("evals", "rel", cachedPods(pods...), &releaseRecord{Revision: 3, Status: "deployed", Inspect: true}, nil, false)
 	if sb.ID != "k8s:c/evals/rel" || sb.Status != backends.StatusPartial || !sb.Inspect || !sb.Actionable || sb.Task != "task1" || sb.Sample != "s1" {
 		t.Errorf("sandbox %+v", sb)
 	}
@@ -155,7 +155,7 @@ func TestBuildSandbox(t *testing.T) {
 	for _, p := range pods {
 		delete(p.Annotations, AnnotationTask)
 	}
-	sb = b.buildSandbox("evals", "rel", pods, nil, nil, false)
+	sb = b.buildSandbox("evals", "rel", cachedPods(pods...), nil, nil, false)
 	if sb.Inspect || sb.Actionable {
 		t.Errorf("non-Inspect release marked inspect=%v actionable=%v", sb.Inspect, sb.Actionable)
 	}

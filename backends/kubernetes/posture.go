@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unique"
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
@@ -35,7 +36,7 @@ func PostureWith(pods []*corev1.Pod, policies []*unstructured.Unstructured, cili
 		out = append(out, podFindings(p, o)...)
 	}
 	if cilium {
-		out = append(out, policyFindings(policies)...)
+		out = append(out, policyFindings(policiesOf(policies))...)
 	}
 	return out
 }
@@ -45,9 +46,12 @@ type findings struct {
 	list   []backends.Finding
 }
 
+// add records one finding. Messages and evidence are interned: across a fleet the same few
+// hundred strings recur in every release, and each is kept once however many pods carry it.
 func (f *findings) add(id string, sev catalog.Severity, axis catalog.Axis, msg, evidence string) {
 	catalog.MustLookup(id) // an ID outside the catalogue is a typo the tests catch
-	f.list = append(f.list, backends.Finding{RuleID: id, Severity: sev, Axis: axis, Member: f.member, Message: msg, Evidence: evidence})
+	f.list = append(f.list, backends.Finding{RuleID: id, Severity: sev, Axis: axis, Member: f.member,
+		Message: unique.Make(msg).Value(), Evidence: unique.Make(evidence).Value()})
 }
 
 func podFindings(p *corev1.Pod, o PostureOptions) []backends.Finding {
@@ -225,7 +229,7 @@ func mountsSAToken(p *corev1.Pod) bool {
 
 // policyFindings reads the agent-env chart's CiliumNetworkPolicies: the egress allow-lists its
 // allowDomains/allowEntities/allowCIDR values render into.
-func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
+func policyFindings(policies []*cachedPolicy) []backends.Finding {
 	f := &findings{}
 	if len(policies) == 0 {
 		f.add("K8S-N01", catalog.SeverityHigh, catalog.AxisNetwork, "no CiliumNetworkPolicy selects the release: its pods are not isolated", "")
@@ -233,15 +237,13 @@ func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
 	}
 	hasEgress := false
 	for _, pol := range policies {
-		egress, found, _ := unstructured.NestedSlice(pol.Object, "spec", "egress")
-		if !found {
+		if !pol.hasEgress {
 			continue
 		}
 		hasEgress = true
-		name := pol.GetName()
-		for _, r := range egress {
-			rule, _ := r.(map[string]any)
-			for _, e := range stringsAt(rule, "toEntities") {
+		name := pol.Name
+		for _, rule := range pol.egress {
+			for _, e := range rule.entities {
 				switch e {
 				case "all", "world":
 					f.add("HELM-N01", catalog.SeverityCritical, catalog.AxisNetwork, "egress to entity "+e+": the whole internet and unrestricted DNS", name+": toEntities="+e)
@@ -249,7 +251,7 @@ func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
 					f.add("HELM-N04", catalog.SeverityHigh, catalog.AxisNetwork, "egress to entity "+e+": the API server or nodes are reachable", name+": toEntities="+e)
 				}
 			}
-			for _, cidr := range stringsAt(rule, "toCIDR") {
+			for _, cidr := range rule.cidrs {
 				pfx, err := netip.ParsePrefix(cidr)
 				if err != nil {
 					continue
@@ -267,22 +269,11 @@ func policyFindings(policies []*unstructured.Unstructured) []backends.Finding {
 					f.add("K8S-N04", catalog.SeverityHigh, catalog.AxisNetwork, "egress CIDR covers cloud metadata addresses "+strings.Join(covered, ", "), name+": toCIDR="+cidr)
 				}
 			}
-			var domains []string
-			if fq, ok := rule["toFQDNs"].([]any); ok {
-				for _, d := range fq {
-					dm, _ := d.(map[string]any)
-					if s, _ := dm["matchPattern"].(string); s != "" {
-						domains = append(domains, s)
-					} else if s, _ := dm["matchName"].(string); s != "" {
-						domains = append(domains, s)
-					}
-				}
-			}
 			switch {
-			case slices.Contains(domains, "*"):
+			case slices.Contains(rule.domains, "*"):
 				f.add("HELM-N01", catalog.SeverityCritical, catalog.AxisNetwork, `allowDomains contains "*": the whole internet and unrestricted DNS`, name+": toFQDNs matchPattern=*")
-			case len(domains) > 0:
-				f.add("HELM-N02", catalog.SeverityMedium, catalog.AxisNetwork, "egress allowed to domains: "+strings.Join(domains, ", "), name+": toFQDNs")
+			case len(rule.domains) > 0:
+				f.add("HELM-N02", catalog.SeverityMedium, catalog.AxisNetwork, "egress allowed to domains: "+strings.Join(rule.domains, ", "), name+": toFQDNs")
 			}
 		}
 	}

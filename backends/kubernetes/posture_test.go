@@ -102,8 +102,33 @@ func TestPostureOfRenderedChart(t *testing.T) {
 				}
 			}
 			golden(t, filepath.Join("testdata", "posture", tc.name+".golden"), formatFindings(got))
+			samePostureWhenSlim(t, pods, pols, true, got)
 		})
 	}
+}
+
+// samePostureWhenSlim checks that what the informer caches keep of pods (podcache.go) and
+// policies (policycache.go) yields exactly the findings of the full objects.
+func samePostureWhenSlim(t *testing.T, pods []*corev1.Pod, pols []*unstructured.Unstructured, cilium bool, want []backends.Finding) {
+	t.Helper()
+	var cp []*cachedPolicy
+	for _, u := range pols {
+		o, _ := cachePolicy(u.DeepCopy())
+		cp = append(cp, o.(*cachedPolicy))
+	}
+	if got := releasePosture(cachedPods(pods...), cp, cilium); fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Errorf("posture of the slimmed objects differs:\n--- full\n%s--- slim\n%s", formatFindings(want), formatFindings(got))
+	}
+}
+
+// cachedPods turns pods into what the pod informer keeps of them (one spec table for all).
+func cachedPods(pods ...*corev1.Pod) []*cachedPod {
+	specs := newSpecTable(PostureOptions{})
+	out := make([]*cachedPod, len(pods))
+	for i, p := range pods {
+		out[i] = specs.cache(p.DeepCopy())
+	}
+	return out
 }
 
 func formatFindings(fs []backends.Finding) string {
@@ -205,7 +230,9 @@ func TestPostureRules(t *testing.T) {
 			p := hardenedPod()
 			tc.mutate(&p)
 			got := map[string]catalog.Severity{}
-			for _, f := range Posture([]*corev1.Pod{&p}, nil, false) {
+			all := Posture([]*corev1.Pod{&p}, nil, false)
+			samePostureWhenSlim(t, []*corev1.Pod{&p}, nil, false, all)
+			for _, f := range all {
 				if f.Severity > got[f.RuleID] {
 					got[f.RuleID] = f.Severity
 				}
@@ -264,11 +291,15 @@ func TestPolicyFindings(t *testing.T) {
 		{"metadata CIDR", []*unstructured.Unstructured{egress(map[string]any{"toCIDR": []any{"169.254.0.0/16"}})}, []string{"K8S-N04"}},
 		{"world", []*unstructured.Unstructured{egress(map[string]any{"toEntities": []any{"world"}})}, []string{"HELM-N01"}},
 		{"scoped", []*unstructured.Unstructured{egress(map[string]any{"toCIDR": []any{"10.1.2.0/24"}})}, nil},
+		{"domains beside in-cluster rules", []*unstructured.Unstructured{egress(
+			map[string]any{"toEndpoints": []any{map[string]any{}}, "toPorts": []any{map[string]any{}}},
+			map[string]any{"toFQDNs": []any{map[string]any{"matchPattern": "pypi.org"}}, "toPorts": []any{map[string]any{}}})}, []string{"HELM-N02"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, f := range policyFindings(tc.pols) {
+			samePostureWhenSlim(t, nil, tc.pols, true, Posture(nil, tc.pols, true))
+			for _, f := range policyFindings(policiesOf(tc.pols)) {
 				got = append(got, f.RuleID)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {

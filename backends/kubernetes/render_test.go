@@ -20,7 +20,7 @@ const agentEnvChart = "testdata/agent-env/chart"
 
 // renderAgentEnv renders the real agent-env chart client-side (what `helm template` does) and
 // returns the pods its StatefulSets would create and its CiliumNetworkPolicies.
-func renderAgentEnv(t *testing.T, release, ns string, values map[string]any) ([]*corev1.Pod, []*unstructured.Unstructured) {
+func renderAgentEnv(t testing.TB, release, ns string, values map[string]any) ([]*corev1.Pod, []*unstructured.Unstructured) {
 	t.Helper()
 	chrt, err := loader.Load(agentEnvChart)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // releaseRecord is what rangekeeper keeps of a Helm release Secret: its labels only (the
@@ -45,7 +44,7 @@ func latestRecord(objs []*metav1.PartialObjectMetadata) (releaseRecord, bool) {
 // buildSandbox aggregates one release's pods (all carrying inspect/service) into a Sandbox.
 // rec is the release's Helm record when rangekeeper may read it; policies are the
 // CiliumNetworkPolicies selecting the release, when the cluster has Cilium's CRD.
-func (b *Backend) buildSandbox(ns, release string, pods []*corev1.Pod, rec *releaseRecord, policies []*unstructured.Unstructured, cilium bool) backends.Sandbox {
+func (b *Backend) buildSandbox(ns, release string, pods []*cachedPod, rec *releaseRecord, policies []*cachedPolicy, cilium bool) backends.Sandbox {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	sb := backends.Sandbox{
 		ID:       b.sandboxID(ns, release),
@@ -86,48 +85,55 @@ func (b *Backend) buildSandbox(ns, release string, pods []*corev1.Pod, rec *rele
 	} else {
 		sb.Extra = append(sb.Extra, backends.KeyValue{Key: "helm record", Value: "not found or not readable"})
 	}
-	sb.Findings = Posture(pods, policies, cilium)
+	sb.Findings = releasePosture(pods, policies, cilium)
 	return sb
 }
 
 // memberOf describes one pod.
-func memberOf(p *corev1.Pod) backends.Member {
+func memberOf(p *cachedPod) backends.Member {
 	m := backends.Member{
-		ID:      string(p.UID),
-		Name:    p.Name,
-		Service: p.Labels[LabelService],
-		State:   podState(p),
-		Running: p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil,
-		Created: p.CreationTimestamp.Time,
+		ID:       string(p.UID),
+		Name:     p.Name,
+		Service:  p.Labels[LabelService],
+		State:    podState(p),
+		Running:  p.phase == corev1.PodRunning && p.DeletionTimestamp == nil,
+		Created:  p.CreationTimestamp.Time,
+		Restarts: p.restarts,
 	}
-	if len(p.Spec.Containers) > 0 {
-		m.Image = p.Spec.Containers[0].Image
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		m.Restarts += int(cs.RestartCount)
+	if len(p.spec.spec.Containers) > 0 {
+		m.Image = p.spec.spec.Containers[0].Image
 	}
 	return m
 }
 
 // podState is the phase, refined the way kubectl shows it (Terminating, CrashLoopBackOff…).
-func podState(p *corev1.Pod) string {
-	if p.DeletionTimestamp != nil {
+func podState(p *cachedPod) string { return stateName(p.DeletionTimestamp != nil, p.waiting, p.phase) }
+
+func stateName(deleting bool, waiting string, phase corev1.PodPhase) string {
+	switch {
+	case deleting:
 		return "Terminating"
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
-			return cs.State.Waiting.Reason
-		}
-	}
-	if p.Status.Phase == "" {
+	case waiting != "":
+		return waiting
+	case phase == "":
 		return string(corev1.PodPending)
 	}
-	return string(p.Status.Phase)
+	return string(phase)
+}
+
+// firstWaiting is the first container's waiting reason, if any.
+func firstWaiting(statuses []corev1.ContainerStatus) string {
+	for _, cs := range statuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			return w.Reason
+		}
+	}
+	return ""
 }
 
 // commonLabels keeps the labels every member shares (the release's labels), minus the
 // per-member ones.
-func commonLabels(pods []*corev1.Pod) map[string]string {
+func commonLabels(pods []*cachedPod) map[string]string {
 	if len(pods) == 0 {
 		return nil
 	}

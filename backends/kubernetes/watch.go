@@ -8,14 +8,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -35,7 +34,7 @@ const (
 
 // releaseKeyOfPod indexes a pod by its release.
 func releaseKeyOfPod(obj any) ([]string, error) {
-	p, ok := obj.(*corev1.Pod)
+	p, ok := obj.(*cachedPod)
 	if !ok || p.Labels[LabelInstance] == "" {
 		return nil, nil
 	}
@@ -53,23 +52,11 @@ func releaseKeyOfRecord(obj any) ([]string, error) {
 
 // releaseKeyOfPolicy indexes a CiliumNetworkPolicy by the release its endpointSelector picks.
 func releaseKeyOfPolicy(obj any) ([]string, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	p, ok := obj.(*cachedPolicy)
+	if !ok || p.release == "" {
 		return nil, nil
 	}
-	rel, _, _ := unstructured.NestedString(u.Object, "spec", "endpointSelector", "matchLabels", LabelInstance)
-	if rel == "" {
-		return nil, nil
-	}
-	return []string{u.GetNamespace() + "/" + rel}, nil
-}
-
-// dropManagedFields keeps informer caches small: managedFields is often the bulk of an object.
-func dropManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
+	return []string{p.Namespace + "/" + p.release}, nil
 }
 
 // watcher turns informer events into backends.Events.
@@ -82,11 +69,15 @@ type watcher struct {
 	policies []cache.SharedIndexInformer
 	cilium   bool
 
+	heard atomic.Int64 // when the last informer event arrived (Unix ns)
+
 	mu    sync.Mutex
 	dirty map[string]struct{}
 	kick  chan struct{}
 
 	emitted map[string]bool // release keys the consumer currently has
+
+	specs *specTable // the pod specs of this watch, interned (podcache.go)
 }
 
 // Watch lists the releases with informers (list + watch), emits one EventReset, then one
@@ -100,7 +91,8 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	w := &watcher{b: b, emit: emit, cancel: cancel, dirty: map[string]struct{}{}, kick: make(chan struct{}, 1), emitted: map[string]bool{}}
+	w := &watcher{b: b, emit: emit, cancel: cancel, dirty: map[string]struct{}{}, kick: make(chan struct{}, 1), emitted: map[string]bool{},
+		specs: newSpecTable(PostureOptions{RuntimePolicy: b.policy, RuntimeClasses: b.runtimeClasses(ctx)})}
 	w.cilium = b.hasCilium(ctx)
 	b.refreshSnapshotCapability(ctx) // so Unsupported, called by the UI, never waits
 
@@ -109,7 +101,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		pf := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelService }))
 		pi := pf.Core().V1().Pods().Informer()
-		ok, err := w.prepare(pi, releaseKeyOfPod)
+		ok, err := w.prepare(pi, w.specs.transform, releaseKeyOfPod)
 		if err != nil {
 			return err
 		}
@@ -121,7 +113,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			mf := metadatainformer.NewFilteredSharedInformerFactory(b.md, 0, ns,
 				func(o *metav1.ListOptions) { o.LabelSelector = helmOwnerLabel + "=helm" })
 			si := mf.ForResource(secretsGVR).Informer()
-			ok, err := w.prepare(si, releaseKeyOfRecord)
+			ok, err := w.prepare(si, slimRecord, releaseKeyOfRecord)
 			if err != nil {
 				return err
 			}
@@ -132,7 +124,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		if w.cilium {
 			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(b.dyn, 0, ns, nil)
 			ci := df.ForResource(ciliumGVR).Informer()
-			ok, err := w.prepare(ci, releaseKeyOfPolicy)
+			ok, err := w.prepare(ci, cachePolicy, releaseKeyOfPolicy)
 			if err != nil {
 				return err
 			}
@@ -173,8 +165,8 @@ func (w *watcher) result(ctx context.Context) error {
 
 // prepare wires an informer before it starts: a transform, the release index, the event
 // handler and the watch-error handler. It returns the handler's sync check.
-func (w *watcher) prepare(inf cache.SharedIndexInformer, key cache.IndexFunc) (cache.InformerSynced, error) {
-	if err := inf.SetTransform(dropManagedFields); err != nil {
+func (w *watcher) prepare(inf cache.SharedIndexInformer, slim cache.TransformFunc, key cache.IndexFunc) (cache.InformerSynced, error) {
+	if err := inf.SetTransform(slim); err != nil {
 		return nil, err
 	}
 	if err := inf.AddIndexers(cache.Indexers{byRelease: key}); err != nil {
@@ -184,6 +176,7 @@ func (w *watcher) prepare(inf cache.SharedIndexInformer, key cache.IndexFunc) (c
 		return nil, err
 	}
 	mark := func(obj any) {
+		w.heard.Store(time.Now().UnixNano())
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
@@ -219,7 +212,9 @@ func (w *watcher) onWatchError(ctx context.Context, _ *cache.Reflector, err erro
 }
 
 // heartbeat ends Watch after two failed health checks in a row: a reflector retries a refused
-// connection forever without telling its error handler.
+// connection forever without telling its error handler. An event received since the last
+// check proves the server alive, so a busy cluster is never pinged; an idle one is, once per
+// interval.
 func (w *watcher) heartbeat(ctx context.Context) {
 	t := time.NewTicker(w.b.health)
 	defer t.Stop()
@@ -229,6 +224,10 @@ func (w *watcher) heartbeat(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if time.Since(time.Unix(0, w.heard.Load())) < w.b.health {
+			failures = 0
+			continue
 		}
 		err := w.b.ping(ctx)
 		if err == nil {
@@ -312,11 +311,11 @@ func (w *watcher) update(key string) {
 
 // build makes the sandbox of one release from the caches; false when it has no pods left.
 func (w *watcher) build(key string) (backends.Sandbox, bool) {
-	var pods []*corev1.Pod
+	var pods []*cachedPod
 	for _, inf := range w.pods {
 		objs, _ := inf.GetIndexer().ByIndex(byRelease, key)
 		for _, o := range objs {
-			if p, ok := o.(*corev1.Pod); ok {
+			if p, ok := o.(*cachedPod); ok {
 				pods = append(pods, p) // read-only: buildSandbox never mutates a cached pod
 			}
 		}
@@ -337,12 +336,12 @@ func (w *watcher) build(key string) (backends.Sandbox, bool) {
 	if r, ok := latestRecord(recs); ok {
 		rec = &r
 	}
-	var pols []*unstructured.Unstructured
+	var pols []*cachedPolicy
 	for _, inf := range w.policies {
 		objs, _ := inf.GetIndexer().ByIndex(byRelease, key)
 		for _, o := range objs {
-			if u, ok := o.(*unstructured.Unstructured); ok {
-				pols = append(pols, u)
+			if p, ok := o.(*cachedPolicy); ok {
+				pols = append(pols, p)
 			}
 		}
 	}
@@ -361,4 +360,19 @@ func (b *Backend) hasCilium(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// runtimeClasses lists the RuntimeClass handlers the cluster offers, so K8S-H18 is graded by
+// what the cluster can actually run; nil when they cannot be listed (RBAC, an old API), which
+// the rule treats as unknown rather than as "none offered".
+func (b *Backend) runtimeClasses(ctx context.Context) []string {
+	list, err := b.cs.NodeV1().RuntimeClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, 2*len(list.Items))
+	for _, rc := range list.Items {
+		out = append(out, rc.Name, rc.Handler) // either names the runtime ("gvisor", "runsc")
+	}
+	return out
 }

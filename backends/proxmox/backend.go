@@ -42,6 +42,11 @@ type Backend struct {
 	probed    bool // /version read (tells the simulator apart)
 	configs   map[int]cachedVM
 	sdn       *sdnView
+	// last is the newest discovery and the resource list it was grouped from: a refresh that
+	// finds the same list and no changed config or SDN returns it as is (no regrouping, no
+	// posture, nothing for Watch to compare).
+	last    *fleet
+	lastRes []resource
 }
 
 var (

@@ -3,6 +3,7 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -56,5 +57,52 @@ func BenchmarkRefreshSimulated(b *testing.B) {
 		if _, err := be.discover(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkIdleTick300 measures one Watch tick on an idle range of 300 VMs in 100 sample zones
+// (configs within their cache lifetime): the refresh plus whatever Watch must compare to find
+// that nothing changed.
+func BenchmarkIdleTick300(b *testing.B) {
+	sim, err := pvesim.StartDemo(pvesim.Options{TaskDelay: time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sim.Close()
+	for z := range 100 {
+		zone, vnet := fmt.Sprintf("bn%03dz", z), fmt.Sprintf("bn%03dv0", z)
+		sim.AddZone(zone, map[string][]pvesim.Subnet{vnet: {{CIDR: fmt.Sprintf("10.%d.%d.0/24", 100+z/250, z%250)}}})
+		for i := range 3 {
+			if _, err := sim.AddVM(pvesim.VMSpec{VMID: 2000 + z*3 + i, Name: fmt.Sprintf("vm%d", i), Tags: "inspect", Running: true,
+				Config: map[string]any{"agent": "1", "net0": "virtio,bridge=" + vnet + ",firewall=1"}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	be, err := NewSimulated("bench", sim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	last, err := be.discover(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prev := index(last.sandboxes)
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := be.discover(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if f == last {
+			continue
+		}
+		for _, sb := range f.sandboxes { // what Watch compares when the fleet was rebuilt
+			if old, ok := prev[sb.ID]; !ok || !reflect.DeepEqual(old, sb) {
+				b.Fatalf("%s changed on an idle range", sb.ID)
+			}
+		}
+		last, prev = f, index(f.sandboxes)
 	}
 }

@@ -80,7 +80,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	emit(backends.Event{Type: backends.EventReset, Sandboxes: f.sandboxes})
-	prev := index(f.sandboxes)
+	prev, last := index(f.sandboxes), f
 	interval, failures := b.interval, 0
 	timer := time.NewTimer(interval)
 	defer timer.Stop()
@@ -104,6 +104,11 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			continue
 		}
 		failures = 0
+		if f == last { // nothing changed since the previous refresh
+			timer.Reset(b.nextInterval(&interval, start))
+			continue
+		}
+		last = f
 		next := index(f.sandboxes)
 		for _, sb := range f.sandboxes {
 			if old, ok := prev[sb.ID]; !ok || !reflect.DeepEqual(old, sb) {
@@ -116,14 +121,19 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			}
 		}
 		prev = next
-		// Back off while a refresh takes more than half the interval; recover when fast again.
-		if took := time.Since(start); took > interval/2 {
-			interval = min(interval*2, b.maxInterval)
-		} else if interval > b.interval {
-			interval = max(interval/2, b.interval)
-		}
-		timer.Reset(interval)
+		timer.Reset(b.nextInterval(&interval, start))
 	}
+}
+
+// nextInterval backs off while a refresh takes more than half the interval and recovers when
+// refreshes are fast again.
+func (b *Backend) nextInterval(interval *time.Duration, start time.Time) time.Duration {
+	if took := time.Since(start); took > *interval/2 {
+		*interval = min(*interval*2, b.maxInterval)
+	} else if *interval > b.interval {
+		*interval = max(*interval/2, b.interval)
+	}
+	return *interval
 }
 
 func index(sbs []backends.Sandbox) map[string]backends.Sandbox {
@@ -153,7 +163,8 @@ func (b *Backend) List(ctx context.Context) ([]backends.Sandbox, error) {
 }
 
 // discover is one refresh: a /cluster/resources call, plus configs and SDN only for VMs not in
-// the cache (or stale).
+// the cache (or stale). When the resource list, every config and the SDN view are what the
+// previous refresh saw, it returns the previous fleet itself.
 func (b *Backend) discover(ctx context.Context) (*fleet, error) {
 	b.probeVersion(ctx)
 	var rs []*resource
@@ -175,9 +186,10 @@ func (b *Backend) discover(ctx context.Context) (*fleet, error) {
 	sort.Slice(vms, func(i, j int) bool { return vms[i].VMID < vms[j].VMID })
 	now := time.Now()
 	refs := make([]vmRef, 0, len(vms))
-	needSDN := false
+	needSDN, changed := false, false
 	for _, r := range vms {
-		c, err := b.vmConfig(ctx, r, now)
+		c, fresh, err := b.vmConfig(ctx, r, now)
+		changed = changed || fresh
 		if err != nil {
 			if pve.IsNotFound(err) { // deleted between the list and the config read
 				continue
@@ -185,6 +197,9 @@ func (b *Backend) discover(ctx context.Context) (*fleet, error) {
 			return nil, fmt.Errorf("VM %d config: %s", r.VMID, apiMessage(err))
 		}
 		refs = append(refs, vmRef{node: r.Node, vmid: int(r.VMID), name: r.Name, res: r, conf: c.conf})
+		if !fresh {
+			continue // its bridges were looked up when this config was read
+		}
 		for _, n := range nics(c.conf) {
 			if n.bridge != "" && !b.knownBridge(n.bridge) {
 				needSDN = true
@@ -192,11 +207,37 @@ func (b *Backend) discover(ctx context.Context) (*fleet, error) {
 		}
 	}
 	b.forget(live)
-	sdn, err := b.sdnSnapshot(ctx, needSDN, now)
+	sdn, sdnChanged, err := b.sdnSnapshot(ctx, needSDN, now)
 	if err != nil {
 		return nil, err
 	}
-	return b.group(refs, sdn), nil
+	b.mu.Lock()
+	last, unchanged := b.last, !changed && !sdnChanged && b.last != nil && sameResources(b.lastRes, vms)
+	b.mu.Unlock()
+	if unchanged {
+		return last, nil
+	}
+	f := b.group(refs, sdn)
+	res := make([]resource, len(vms))
+	for i, r := range vms {
+		res[i] = *r
+	}
+	b.mu.Lock()
+	b.last, b.lastRes = f, res
+	b.mu.Unlock()
+	return f, nil
+}
+
+func sameResources(old []resource, cur []*resource) bool {
+	if len(old) != len(cur) {
+		return false
+	}
+	for i, r := range cur {
+		if old[i] != *r {
+			return false
+		}
+	}
+	return true
 }
 
 // probeVersion reads /version once: the simulator announces itself in the version string.
@@ -215,18 +256,20 @@ func (b *Backend) probeVersion(ctx context.Context) {
 	}
 }
 
-func (b *Backend) vmConfig(ctx context.Context, r *resource, now time.Time) (cachedVM, error) {
+// vmConfig returns a VM's config and firewall options from the cache, refetching them once
+// they are older than cacheTTL; changed reports a refetch that found something different.
+func (b *Backend) vmConfig(ctx context.Context, r *resource, now time.Time) (c cachedVM, changed bool, err error) {
 	id := int(r.VMID)
 	b.mu.Lock()
-	c, ok := b.configs[id]
+	old, ok := b.configs[id]
 	b.mu.Unlock()
-	if ok && now.Sub(c.fetched) < b.cacheTTL {
-		return c, nil
+	if ok && now.Sub(old.fetched) < b.cacheTTL {
+		return old, false, nil
 	}
 	c = cachedVM{fetched: now}
 	base := fmt.Sprintf("/nodes/%s/qemu/%d", r.Node, id)
 	if err := b.get(ctx, base+"/config", &c.conf); err != nil {
-		return c, err
+		return c, false, err
 	}
 	// go-proxmox's FirewallOptionGet always returns nil (pitfall §1.5.1): read the raw map.
 	if err := b.get(ctx, base+"/firewall/options", &c.fw); err != nil {
@@ -235,10 +278,14 @@ func (b *Backend) vmConfig(ctx context.Context, r *resource, now time.Time) (cac
 	if c.fw == nil {
 		c.fw = map[string]any{}
 	}
+	changed = !ok || c.fwErr != old.fwErr || !reflect.DeepEqual(c.conf, old.conf) || !reflect.DeepEqual(c.fw, old.fw)
+	if !changed { // keep the maps the previous fleet was grouped from
+		c.conf, c.fw = old.conf, old.fw
+	}
 	b.mu.Lock()
 	b.configs[id] = c
 	b.mu.Unlock()
-	return c, nil
+	return c, changed, nil
 }
 
 // invalidate drops cached configs after an action changed them.
@@ -248,7 +295,7 @@ func (b *Backend) invalidate(ids ...int) {
 	for _, id := range ids {
 		delete(b.configs, id)
 	}
-	b.sdn = nil
+	b.sdn, b.last = nil, nil
 }
 
 func (b *Backend) forget(live map[int]bool) {
@@ -271,25 +318,27 @@ func (b *Backend) knownBridge(name string) bool {
 	return ok || strings.HasPrefix(name, "vmbr") // host bridges are never SDN vnets
 }
 
-func (b *Backend) sdnSnapshot(ctx context.Context, force bool, now time.Time) (*sdnView, error) {
+// sdnSnapshot returns the SDN view, refetched after cacheTTL or when forced; changed reports a
+// refetch that found something different.
+func (b *Backend) sdnSnapshot(ctx context.Context, force bool, now time.Time) (_ *sdnView, changed bool, err error) {
 	b.mu.Lock()
 	cur := b.sdn
 	b.mu.Unlock()
 	if cur != nil && !force && now.Sub(cur.fetched) < b.cacheTTL {
-		return cur, nil
+		return cur, false, nil
 	}
 	v := &sdnView{vnets: map[string]map[string]any{}, subnets: map[string][]map[string]any{}, zones: map[string]map[string]any{}, fetched: now}
 	var vnets []map[string]any
 	if err := b.get(ctx, "/cluster/sdn/vnets", &vnets); err != nil {
 		if !pve.IsNotAuthorized(err) {
-			return nil, fmt.Errorf("list SDN vnets: %s", apiMessage(err))
+			return nil, false, fmt.Errorf("list SDN vnets: %s", apiMessage(err))
 		}
 		// A token without SDN.Audit still sees VMs; grouping falls back to one sandbox per VM.
 	}
 	var zones []map[string]any
 	if len(vnets) > 0 {
 		if err := b.get(ctx, "/cluster/sdn/zones", &zones); err != nil {
-			return nil, fmt.Errorf("list SDN zones: %s", apiMessage(err))
+			return nil, false, fmt.Errorf("list SDN zones: %s", apiMessage(err))
 		}
 	}
 	for _, z := range zones {
@@ -303,14 +352,20 @@ func (b *Backend) sdnSnapshot(ctx context.Context, force bool, now time.Time) (*
 		}
 		var subs []map[string]any
 		if err := b.get(ctx, "/cluster/sdn/vnets/"+name+"/subnets", &subs); err != nil {
-			return nil, fmt.Errorf("list subnets of vnet %s: %s", name, apiMessage(err))
+			return nil, false, fmt.Errorf("list subnets of vnet %s: %s", name, apiMessage(err))
 		}
 		v.subnets[name] = subs
+	}
+	changed = cur == nil || !reflect.DeepEqual(cur.vnets, v.vnets) || !reflect.DeepEqual(cur.subnets, v.subnets) || !reflect.DeepEqual(cur.zones, v.zones)
+	if !changed { // keep the maps the previous fleet was grouped from, with the new time
+		same := *cur
+		same.fetched = now
+		v = &same
 	}
 	b.mu.Lock()
 	b.sdn = v
 	b.mu.Unlock()
-	return v, nil
+	return v, changed, nil
 }
 
 func str(x any) string {

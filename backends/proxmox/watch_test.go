@@ -93,3 +93,35 @@ func TestWatchReturnsErrorWhenUnreachable(t *testing.T) {
 		t.Fatal("Watch did not return after the API went away")
 	}
 }
+
+// A refresh that finds nothing new (same resources, configs and SDN, even refetched) returns
+// the previous fleet itself: no regrouping, no posture, nothing for Watch to compare. A config
+// changed behind rangekeeper's back is still found once its cache entry is refetched.
+func TestIdleRefreshReusesTheFleetAndStillSeesConfigChanges(t *testing.T) {
+	sim, b := startDemo(t, pvesim.Options{}) // cacheTTL 0: every refresh refetches every config
+	ctx := ctxT(t)
+	f1, err := b.discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, err := b.discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f2 != f1 {
+		t.Fatal("an unchanged range was grouped again")
+	}
+	before := findSandbox(t, f1.sandboxes, "pve:lab/cyb002z")
+	sim.SetConfig(112, "cpu", "host")
+	f3, err := b.discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f3 == f1 {
+		t.Fatal("a changed config was not noticed")
+	}
+	after := findSandbox(t, f3.sandboxes, "pve:lab/cyb002z")
+	if len(after.Findings) == len(before.Findings) {
+		t.Errorf("cpu=host added no finding: %d before, %d after", len(before.Findings), len(after.Findings))
+	}
+}

@@ -53,11 +53,15 @@ type Supervisor struct {
 
 	mu      sync.Mutex
 	pending []Update
+	// queued is where each sandbox's newest event sits in pending (by sandbox ID), so a burst
+	// of events for one sandbox reaches the consumer as one.
+	queued  map[string]int
 	notify  chan struct{}
 	health  map[string]Health
-	fleet   map[string]backends.Sandbox // by sandbox ID
-	owner   map[string]backends.Backend // backend name → backend
-	ready   map[string]chan struct{}    // closed at a backend's first reset
+	fleet   map[string]map[string]backends.Sandbox // backend name → sandbox ID → sandbox
+	version map[string]uint64                      // backend name → bumped at every change
+	owner   map[string]backends.Backend            // backend name → backend
+	ready   map[string]chan struct{}               // closed at a backend's first reset
 }
 
 // New prepares a supervisor; nothing runs until Start.
@@ -68,12 +72,14 @@ func New(bs []backends.Backend, backoff Backoff) *Supervisor {
 	s := &Supervisor{
 		backends: bs, backoff: backoff,
 		notify: make(chan struct{}, 1),
-		health: map[string]Health{}, fleet: map[string]backends.Sandbox{},
+		queued: map[string]int{},
+		health: map[string]Health{}, fleet: map[string]map[string]backends.Sandbox{}, version: map[string]uint64{},
 		owner: map[string]backends.Backend{}, ready: map[string]chan struct{}{},
 	}
 	now := time.Now()
 	for _, b := range bs {
 		s.owner[b.Name()] = b
+		s.fleet[b.Name()] = map[string]backends.Sandbox{}
 		s.ready[b.Name()] = make(chan struct{})
 		s.health[b.Name()] = Health{Backend: b.Name(), Kind: b.Kind(), State: StateConnecting, Since: now}
 	}
@@ -153,16 +159,14 @@ func (s *Supervisor) setHealth(b backends.Backend, h Health) {
 func (s *Supervisor) apply(b backends.Backend, ev backends.Event) {
 	name := b.Name()
 	s.mu.Lock()
+	fleet := s.fleet[name]
 	switch ev.Type {
 	case backends.EventReset:
-		for id := range s.fleet {
-			if strings.HasPrefix(id, name+"/") {
-				delete(s.fleet, id)
-			}
-		}
+		fleet = make(map[string]backends.Sandbox, len(ev.Sandboxes))
 		for _, sb := range ev.Sandboxes {
-			s.fleet[sb.ID] = sb
+			fleet[sb.ID] = sb
 		}
+		s.fleet[name] = fleet
 		if ch := s.ready[name]; ch != nil {
 			select {
 			case <-ch:
@@ -171,17 +175,61 @@ func (s *Supervisor) apply(b backends.Backend, ev backends.Event) {
 			}
 		}
 	case backends.EventUpsert:
-		s.fleet[ev.Sandbox.ID] = ev.Sandbox
+		fleet[ev.Sandbox.ID] = ev.Sandbox
 	case backends.EventRemove:
-		delete(s.fleet, ev.ID)
+		delete(fleet, ev.ID)
 	}
-	e := ev
-	s.pending = append(s.pending, Update{Backend: name, Event: &e})
+	s.version[name]++
+	s.enqueue(name, ev)
 	if len(s.pending) > MaxPending {
 		s.collapsePending()
 	}
 	s.mu.Unlock()
 	s.signal()
+}
+
+// enqueue adds one event for the consumer, folding it into what is already pending: a reset
+// drops the backend's older events (it replaces all of them), and an upsert or removal replaces
+// a pending event of the same sandbox. s.mu held.
+func (s *Supervisor) enqueue(backend string, ev backends.Event) {
+	id := ev.ID
+	if ev.Type == backends.EventUpsert {
+		id = ev.Sandbox.ID
+	}
+	if i, ok := s.queued[id]; ok && ev.Type != backends.EventReset {
+		*s.pending[i].Event = ev // not drained yet: nobody else holds it
+		return
+	}
+	e := ev
+	u := Update{Backend: backend, Event: &e}
+	if ev.Type == backends.EventReset {
+		kept := s.pending[:0]
+		for _, p := range s.pending {
+			if p.Event == nil || p.Backend != backend {
+				kept = append(kept, p)
+			}
+		}
+		clear(s.pending[len(kept):]) // let the dropped events' sandboxes be collected
+		s.pending = append(kept, u)
+		s.reindex()
+		return
+	}
+	s.queued[id] = len(s.pending)
+	s.pending = append(s.pending, u)
+}
+
+// reindex rebuilds queued after pending was rewritten. s.mu held.
+func (s *Supervisor) reindex() {
+	clear(s.queued)
+	for i, p := range s.pending {
+		switch {
+		case p.Event == nil || p.Event.Type == backends.EventReset:
+		case p.Event.Type == backends.EventUpsert:
+			s.queued[p.Event.Sandbox.ID] = i
+		default:
+			s.queued[p.Event.ID] = i
+		}
+	}
 }
 
 // MaxPending bounds the updates waiting for a consumer. Past it the queue collapses into one
@@ -192,12 +240,14 @@ var MaxPending = 50_000
 // collapsePending replaces the queue with the latest health and one reset per backend. s.mu held.
 func (s *Supervisor) collapsePending() {
 	by := s.byBackend()
+	clear(s.pending)
 	s.pending = s.pending[:0]
 	for _, b := range s.backends {
 		h := s.health[b.Name()]
 		s.pending = append(s.pending, Update{Backend: b.Name(), Health: &h},
 			Update{Backend: b.Name(), Event: &backends.Event{Type: backends.EventReset, Sandboxes: by[b.Name()]}})
 	}
+	s.reindex()
 }
 
 func (s *Supervisor) signal() {
@@ -210,12 +260,15 @@ func (s *Supervisor) signal() {
 // Notify is signalled (coalesced) whenever updates are pending.
 func (s *Supervisor) Notify() <-chan struct{} { return s.notify }
 
-// Drain returns and clears every pending update, oldest first.
+// Drain returns and clears every pending update, oldest first. Events are folded while they
+// wait: a sandbox changed many times since the last Drain appears once, with its newest state,
+// and a backend's reset replaces its older events.
 func (s *Supervisor) Drain() []Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.pending
 	s.pending = nil
+	clear(s.queued)
 	return out
 }
 
@@ -235,12 +288,12 @@ func (s *Supervisor) Health() []Health {
 func (s *Supervisor) Lookup(id string) (backends.Backend, backends.Sandbox, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb, ok := s.fleet[id]
-	if !ok {
+	b := s.ownerOf(id)
+	if b == nil {
 		return nil, backends.Sandbox{}, false
 	}
-	b := s.ownerOf(id)
-	return b, sb, b != nil
+	sb, ok := s.fleet[b.Name()][id]
+	return b, sb, ok
 }
 
 // ownerOf finds the backend whose name prefixes a sandbox ID ("docker:default/" + project).
@@ -257,13 +310,40 @@ func (s *Supervisor) ownerOf(id string) backends.Backend {
 // Fleet returns every known sandbox sorted by ID.
 func (s *Supervisor) Fleet() []backends.Sandbox {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]backends.Sandbox, 0, len(s.fleet))
-	for _, sb := range s.fleet {
-		out = append(out, sb)
+	n := 0
+	for _, f := range s.fleet {
+		n += len(f)
 	}
+	out := make([]backends.Sandbox, 0, n)
+	for _, f := range s.fleet {
+		for _, sb := range f {
+			out = append(out, sb)
+		}
+	}
+	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// FleetOf returns one backend's sandboxes (unsorted) and its version: a number that changes
+// whenever the backend's fleet does. A caller that saves or exports the fleet periodically can
+// skip the work when the version is the one it last handled.
+func (s *Supervisor) FleetOf(backend string) ([]backends.Sandbox, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.fleet[backend]
+	out := make([]backends.Sandbox, 0, len(f))
+	for _, sb := range f {
+		out = append(out, sb)
+	}
+	return out, s.version[backend]
+}
+
+// Version is FleetOf's version alone: it costs nothing, so a periodic caller asks it first.
+func (s *Supervisor) Version(backend string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version[backend]
 }
 
 // FleetByBackend returns every backend's sandboxes (an empty, non-nil slice for a backend with
@@ -278,15 +358,20 @@ func (s *Supervisor) FleetByBackend() map[string][]backends.Sandbox {
 func (s *Supervisor) byBackend() map[string][]backends.Sandbox {
 	by := make(map[string][]backends.Sandbox, len(s.backends))
 	for _, b := range s.backends {
-		by[b.Name()] = []backends.Sandbox{}
-	}
-	for id, sb := range s.fleet {
-		if b := s.ownerOf(id); b != nil {
-			by[b.Name()] = append(by[b.Name()], sb)
+		f := s.fleet[b.Name()]
+		out := make([]backends.Sandbox, 0, len(f))
+		for _, sb := range f {
+			out = append(out, sb)
 		}
+		by[b.Name()] = out
 	}
 	return by
 }
+
+// Ready is closed when the named backend has answered once (its first reset); nil for a name
+// the supervisor does not run. A one-shot listing can print each backend's sandboxes as soon
+// as that backend answers (FleetOf) instead of waiting for the slowest.
+func (s *Supervisor) Ready(backend string) <-chan struct{} { return s.ready[backend] }
 
 // WaitReady blocks until every backend has answered once, or ctx ends. It returns the backends
 // that never answered, with their health, so one-shot commands can report them and go on.

@@ -70,6 +70,16 @@ func waitHealth(t *testing.T, s *Supervisor, backend string, want State) Health 
 	return Health{}
 }
 
+// waitVersion waits until the supervisor has applied a backend's events up to version v.
+func waitVersion(t *testing.T, s *Supervisor, backend string, v uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); s.Version(backend) < v; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s stayed at version %d; want %d", backend, s.Version(backend), v)
+		}
+	}
+}
+
 func TestReconnectsWithBackoffAndReportsTheReason(t *testing.T) {
 	flaky := &scripted{name: "docker:flaky", failures: 3, list: []backends.Sandbox{sandbox("docker:flaky", "p1")}, events: make(chan backends.Event)}
 	s := New([]backends.Backend{flaky}, Backoff{Min: 10 * time.Millisecond, Max: 40 * time.Millisecond})
@@ -120,6 +130,19 @@ func TestOneHungBackendDoesNotBlockOthers(t *testing.T) {
 	}
 	if len(s.Fleet()) != 2 {
 		t.Fatalf("fleet = %+v", s.Fleet())
+	}
+	select {
+	case <-s.Ready("docker:live"):
+	default:
+		t.Error("Ready(docker:live) is not closed after its reset")
+	}
+	select {
+	case <-s.Ready("pve:hung"):
+		t.Error("Ready(pve:hung) is closed though it never answered")
+	default:
+	}
+	if s.Ready("docker:unknown") != nil {
+		t.Error("Ready of a backend the supervisor does not run is not nil")
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer wcancel()
@@ -190,5 +213,62 @@ func TestPendingQueueIsBoundedAndCollapsesToResets(t *testing.T) {
 	}
 	if len(fleet) != len(s.Fleet()) || len(fleet) != 151 {
 		t.Fatalf("replayed %d sandboxes, supervisor has %d, want 151", len(fleet), len(s.Fleet()))
+	}
+}
+
+// Events wait folded: a sandbox changed many times between two drains arrives once, in its
+// newest state; a reset drops its backend's older events and no other backend's.
+func TestPendingEventsAreFolded(t *testing.T) {
+	a := &scripted{name: "docker:a", list: []backends.Sandbox{sandbox("docker:a", "x")}, events: make(chan backends.Event)}
+	b := &scripted{name: "docker:b", list: []backends.Sandbox{sandbox("docker:b", "y")}, events: make(chan backends.Event)}
+	s := New([]backends.Backend{a, b}, Backoff{Min: time.Millisecond, Max: time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := s.Start(ctx)
+	defer func() { cancel(); wait() }()
+	waitHealth(t, s, "docker:a", StateConnected)
+	waitHealth(t, s, "docker:b", StateConnected)
+	s.Drain()
+	v0 := s.Version("docker:a")
+
+	for i := range 100 {
+		sb := sandbox("docker:a", "x")
+		sb.Status = backends.Status(fmt.Sprint("gen", i))
+		a.events <- backends.Event{Type: backends.EventUpsert, Sandbox: sb}
+	}
+	vb := s.Version("docker:b")
+	b.events <- backends.Event{Type: backends.EventUpsert, Sandbox: sandbox("docker:b", "z")}
+	waitVersion(t, s, "docker:b", vb+1)
+	a.events <- backends.Event{Type: backends.EventRemove, ID: "docker:a/gone"}
+	waitVersion(t, s, "docker:a", v0+101)
+	us := s.Drain()
+	if len(us) != 3 || us[0].Event.Sandbox.Status != "gen99" || us[1].Event.Sandbox.ID != "docker:b/z" || us[2].Event.ID != "docker:a/gone" {
+		t.Fatalf("drained %d updates %+v; want x once at gen99, then z, then the removal", len(us), us)
+	}
+	if v := s.Version("docker:a"); v != v0+101 {
+		t.Errorf("version moved from %d to %d; want one step per applied event", v0, v)
+	}
+
+	a.events <- backends.Event{Type: backends.EventUpsert, Sandbox: sandbox("docker:a", "w")}
+	b.events <- backends.Event{Type: backends.EventUpsert, Sandbox: sandbox("docker:b", "v")}
+	waitVersion(t, s, "docker:b", vb+2)
+	a.events <- backends.Event{Type: backends.EventReset, Sandboxes: []backends.Sandbox{sandbox("docker:a", "r")}}
+	a.events <- backends.Event{Type: backends.EventUpsert, Sandbox: sandbox("docker:a", "w")}
+	waitVersion(t, s, "docker:a", v0+104)
+	us = s.Drain()
+	var got []string
+	for _, u := range us {
+		switch u.Event.Type {
+		case backends.EventReset:
+			got = append(got, "reset "+u.Backend)
+		case backends.EventUpsert:
+			got = append(got, "upsert "+u.Event.Sandbox.ID)
+		}
+	}
+	if fmt.Sprint(got) != "[upsert docker:b/v reset docker:a upsert docker:a/w]" {
+		t.Fatalf("drained %v; want docker:a's upsert before its reset dropped, docker:b's kept", got)
+	}
+	fleet, v := s.FleetOf("docker:a")
+	if len(fleet) != 2 || v != s.Version("docker:a") {
+		t.Errorf("FleetOf(docker:a) = %d sandboxes, version %d", len(fleet), v)
 	}
 }

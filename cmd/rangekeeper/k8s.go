@@ -16,7 +16,7 @@ func kubernetesBackends(_ *factory, cfg *config.Config) ([]backends.Backend, err
 	if !cfg.Kubernetes.Enabled {
 		return nil, nil
 	}
-	bs, err := kubernetes.New(cfg.Kubernetes)
+	bs, err := kubernetes.New(cfg.Kubernetes, cfg.Lint.Policy.SandboxedRuntime)
 	if err != nil {
 		return nil, err
 	}

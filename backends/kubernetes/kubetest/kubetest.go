@@ -72,10 +72,7 @@ var (
 // Main must be called from TestMain. It turns the process into the reaper when re-executed as
 // one, runs the tests, and stops the shared cluster (if one was started) afterwards.
 func Main(m *testing.M) {
-	if os.Getenv(reaperEnv) != "" {
-		runReaper()
-		os.Exit(0)
-	}
+	ReaperMain()
 	code := m.Run()
 	if shared != nil {
 		shared.Stop()
@@ -101,8 +98,28 @@ func Need(t testing.TB) *Cluster {
 	return shared
 }
 
+// ReaperMain turns the process into the reaper (and exits) when it was re-executed as one; it
+// returns at once otherwise. Main calls it; a program other than a test that calls Start (such
+// as the bench-fleet harness) must call it first thing in main.
+func ReaperMain() {
+	if os.Getenv(reaperEnv) != "" {
+		runReaper()
+		os.Exit(0)
+	}
+}
+
+// Options tune the control plane Start brings up.
+type Options struct {
+	// NoControllers skips kube-scheduler and kube-controller-manager: enough for bare pods
+	// bound to a node, and two fewer processes competing for the CPU in benchmarks.
+	NoControllers bool
+}
+
 // Start brings up the control plane from the binaries in dir (about 5 s).
-func Start(dir string) (c *Cluster, err error) {
+func Start(dir string) (*Cluster, error) { return StartWith(dir, Options{}) }
+
+// StartWith is Start with options.
+func StartWith(dir string, o Options) (c *Cluster, err error) {
 	c = &Cluster{}
 	if c.reaper, err = startReaper(); err != nil {
 		return nil, fmt.Errorf("start reaper: %w", err)
@@ -123,7 +140,9 @@ func Start(dir string) (c *Cluster, err error) {
 	}
 	c.env = &envtest.Environment{
 		BinaryAssetsDirectory: dir,
-		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: []*apiextv1.CustomResourceDefinition{ciliumCRD()}},
+		// The default 20 s is too short on a loaded 2-core machine.
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		CRDInstallOptions:        envtest.CRDInstallOptions{CRDs: []*apiextv1.CustomResourceDefinition{ciliumCRD()}},
 	}
 	// Keep envtest's certificates and etcd data under c.dir, which Stop and the reaper remove.
 	c.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(c.dir, "apiserver")}
@@ -165,7 +184,7 @@ func Start(dir string) (c *Cluster, err error) {
 	if err := os.WriteFile(c.Kubeconfig, kc, 0o600); err != nil {
 		return c, err
 	}
-	if err := c.startComponents(dir); err != nil {
+	if err := c.startComponents(dir, o); err != nil {
 		return c, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -173,8 +192,8 @@ func Start(dir string) (c *Cluster, err error) {
 	return c, c.prepare(ctx)
 }
 
-// startComponents runs kwok, the scheduler and the controller manager.
-func (c *Cluster) startComponents(dir string) error {
+// startComponents runs kwok and, unless o.NoControllers, the scheduler and the controller manager.
+func (c *Cluster) startComponents(dir string, o Options) error {
 	port, err := freePort()
 	if err != nil {
 		return err
@@ -197,6 +216,9 @@ spec:
 		"--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16",
 		"--node-ip=127.0.0.1", "--node-port="+p, "--server-address=127.0.0.1:"+p); err != nil {
 		return err
+	}
+	if o.NoControllers {
+		return nil
 	}
 	if err := c.run(filepath.Join(dir, "kube-scheduler"), "kube-scheduler", "--kubeconfig="+c.Kubeconfig,
 		"--leader-elect=false", "--secure-port=0"); err != nil {
@@ -230,26 +252,31 @@ func (c *Cluster) run(bin, name string, args ...string) error {
 }
 
 // prepare creates the kwok node and the cluster objects the agent-env chart expects (a gvisor
-// RuntimeClass; Cilium's CRD is installed by envtest), then waits for the node and for the
-// default ServiceAccount.
+// RuntimeClass; Cilium's CRD is installed by envtest), then waits for the node.
 func (c *Cluster) prepare(ctx context.Context) error {
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}
+	if _, err := c.Client.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create runtimeclass: %w", err)
+	}
+	return c.AddNode(ctx, NodeName)
+}
+
+// AddNode creates one more kwok node (room for 20,000 pods) and waits until kwok reports it
+// Ready. NodeName exists from the start.
+func (c *Cluster) AddNode(ctx context.Context, name string) error {
 	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: NodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": NodeName}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": name}},
 		Status: corev1.NodeStatus{
 			Capacity:    bigNode(),
 			Allocatable: bigNode(),
 		},
 	}
 	if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create node: %w", err)
-	}
-	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}
-	if _, err := c.Client.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create runtimeclass: %w", err)
+		return fmt.Errorf("create node %s: %w", name, err)
 	}
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		n, err := c.Client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+		n, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -261,7 +288,7 @@ func (c *Cluster) prepare(ctx context.Context) error {
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("kwok node never became Ready (see %s/kwok.log): %w", c.dir, err)
+		return fmt.Errorf("kwok node %s never became Ready (see %s/kwok.log): %w", name, c.dir, err)
 	}
 	return nil
 }

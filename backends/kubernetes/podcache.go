@@ -1,0 +1,124 @@
+package kubernetes
+
+import (
+	"sync"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// cachedPod is what the pod informer keeps of a pod: its identity and labels, the status the
+// table shows, and its security-relevant spec, interned. An agent-env pod decoded from the API
+// server is about 9 KB; this is a fraction, and the releases of one task, whose pods differ only
+// in names, share one spec and one posture assessment.
+type cachedPod struct {
+	metav1.ObjectMeta // name, namespace, UID, resource version, labels, times; annotations: the task only
+	spec              *podSpec
+	phase             corev1.PodPhase
+	restarts          int
+	waiting           string // the first container's waiting reason (CrashLoopBackOff…), if any
+}
+
+// The informer's store wants a runtime.Object; nothing ever serialises a cachedPod.
+func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (p *cachedPod) DeepCopyObject() runtime.Object {
+	c := *p
+	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+
+// podSpec is one distinct security-relevant pod spec (slimSpec) and, computed once, the posture
+// of any pod that has it (findings with Member left empty).
+type podSpec struct {
+	spec     corev1.PodSpec
+	opts     PostureOptions
+	once     sync.Once
+	findings []backends.Finding
+}
+
+func (s *podSpec) posture() []backends.Finding {
+	s.once.Do(func() { s.findings = podFindings(&corev1.Pod{Spec: s.spec}, s.opts) })
+	return s.findings
+}
+
+// specTable interns pod specs by their wire form, so equal specs share one podSpec.
+type specTable struct {
+	opts PostureOptions // the policy and runtime classes every spec's posture is graded by
+	mu   sync.Mutex
+	m    map[string]*podSpec
+}
+
+// maxSpecs bounds the table: past it, it starts over (pods already cached keep their spec; only
+// the sharing with later pods is lost), so specs of pods long gone cannot pile up.
+const maxSpecs = 4096
+
+func newSpecTable(o PostureOptions) *specTable { return &specTable{opts: o, m: map[string]*podSpec{}} }
+
+func (t *specTable) intern(spec corev1.PodSpec) *podSpec {
+	key, err := spec.Marshal()
+	if err != nil { // cannot happen for a decoded spec; keep it unshared rather than fail
+		return &podSpec{spec: spec, opts: t.opts}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.m[string(key)]; ok {
+		return s
+	}
+	if len(t.m) >= maxSpecs {
+		clear(t.m)
+	}
+	s := &podSpec{spec: spec, opts: t.opts}
+	t.m[string(key)] = s
+	return s
+}
+
+// transform is the pod informer's transform: it turns a decoded pod into a cachedPod. It is
+// idempotent (a cachedPod passes through).
+func (t *specTable) transform(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	return t.cache(p), nil
+}
+
+func (t *specTable) cache(p *corev1.Pod) *cachedPod {
+	c := &cachedPod{ObjectMeta: metav1.ObjectMeta{
+		Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+		Labels: p.Labels, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+	}, spec: t.intern(slimSpec(&p.Spec)), phase: p.Status.Phase, waiting: firstWaiting(p.Status.ContainerStatuses)}
+	if task, ok := p.Annotations[AnnotationTask]; ok {
+		c.Annotations = map[string]string{AnnotationTask: task}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		c.restarts += int(cs.RestartCount)
+	}
+	return c
+}
+
+// releasePosture is the posture of a release: each pod's (from its shared spec, with the pod
+// named as the member) and, with Cilium, its network policies'.
+func releasePosture(pods []*cachedPod, policies []*cachedPolicy, cilium bool) []backends.Finding {
+	n := 0
+	for _, p := range pods {
+		n += len(p.spec.posture())
+	}
+	out := make([]backends.Finding, 0, n)
+	for _, p := range pods {
+		for _, f := range p.spec.posture() {
+			f.Member = p.Name
+			out = append(out, f)
+		}
+	}
+	if cilium {
+		out = append(out, policyFindings(policies)...)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// The screen predicates read the tools' real screens (lines captured from tmux).
+func TestScreenPredicates(t *testing.T) {
+	rk, k9s := rangekeeperTool("rangekeeper", "rk"), k9sTool("k9s")
+	const (
+		rkFull    = "rangekeeper  2503/2503 sandboxes  sort:backend ^\n[ok] docker:default  [ok] k8s:envtest\n"
+		rkLoading = "rangekeeper  3/3 sandboxes  sort:backend ^\n[ok] docker:default  [..] k8s:envtest connecting\n"
+		rkPartial = "rangekeeper  1200/2503 sandboxes  sort:backend ^\n[ok] docker:default  [ok] k8s:envtest\n"
+		rkFilter  = "rangekeeper  1/2503 sandboxes  sort:backend ^  filter:rk001250\n[ok] k8s:envtest\n"
+		k9sFull   = "┌──── pods(all)[5,000] ────┐"
+		k9sSome   = "┌──── pods(all)[4,999] ────┐"
+		k9sFilter = "┌──── pods(all)[2] </rk001250> ────┐"
+	)
+	cases := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"rangekeeper full", rk.full(rkFull, 2500, 5000), true},
+		{"rangekeeper still connecting", rk.full(rkLoading, 2500, 5000), false},
+		{"rangekeeper filtered view is not full", rk.full(rkPartial, 2500, 5000), false},
+		{"rangekeeper filtered", rk.filtered(rkFilter, 2), true},
+		{"rangekeeper unfiltered", rk.filtered(rkFull, 2), false},
+		{"k9s full with a thousands separator", k9s.full(k9sFull, 2500, 5000), true},
+		{"k9s one pod short", k9s.full(k9sSome, 2500, 5000), false},
+		{"k9s filtered", k9s.filtered(k9sFilter, 2), true},
+		{"k9s unfiltered", k9s.filtered(k9sFull, 2), false},
+	}
+	for _, tc := range cases {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestSizesAndMedian(t *testing.T) {
+	if got, err := parseSizes("5000, 50000"); err != nil || len(got) != 2 || got[1] != 50000 {
+		t.Errorf("parseSizes = %v, %v", got, err)
+	}
+	for _, bad := range []string{"50000,5000", "x", "0"} {
+		if _, err := parseSizes(bad); err == nil {
+			t.Errorf("parseSizes(%q) accepted", bad)
+		}
+	}
+	if m := median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("median odd = %v", m)
+	}
+	if m := median([]float64{4, 1, 2, 3}); m != 2.5 {
+		t.Errorf("median even = %v", m)
+	}
+}
+
+// The /proc readers work on this very process.
+func TestProcReaders(t *testing.T) {
+	r, err := rss(os.Getpid())
+	if err != nil || r < 1<<20 {
+		t.Fatalf("rss = %d, %v", r, err)
+	}
+	c0, err := cpuTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(150 * time.Millisecond); time.Now().Before(end); {
+	}
+	if c1, _ := cpuTime(os.Getpid()); c1 <= c0 {
+		t.Errorf("cpuTime did not advance over 150 ms of busy loop: %v → %v", c0, c1)
+	}
+}

@@ -1,0 +1,191 @@
+// Command benchfleet measures rangekeeper side by side with k9s as an operator feels them, on a
+// real control plane (kube-apiserver, etcd, kwok) filled with N Running pods made from Inspect's
+// agent-env chart: both run in tmux (200×50 by default) and the harness reads their screens.
+// Per tool and fleet size it reports the time to the full live table (fresh state, backend
+// healthy), filter-to-screen time, RSS when full and after an idle period, and idle CPU, with
+// the ratios rangekeeper/k9s. `make bench-fleet` builds everything and runs it; it is not part
+// of `make test`. Everything it starts listens on and talks to loopback only.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/backends/kubernetes/kubetest"
+)
+
+// pprofEnv names the loopback address the profiling hook (package profhook) serves pprof on.
+const pprofEnv = "RANGEKEEPER_PPROF"
+
+// bench is one harness invocation.
+type bench struct {
+	kubeconfig, context string
+	spec                *fleetSpec
+	work, out           string
+	width, height       int
+	idle, cpuWindow     time.Duration
+	loadTimeout         time.Duration
+	loadProfile         time.Duration
+	pprofAddr           string
+	start               time.Time
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func main() {
+	kubetest.ReaperMain() // the control plane's reaper re-executes this binary
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchfleet:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	b := &bench{start: time.Now()}
+	podsFlag := flag.String("pods", "5000,50000", "fleet sizes in pods, comma-separated, ascending (each size tops up the previous)")
+	services := flag.String("services", "default,victim", "agent-env services per release (one pod each)")
+	runs := flag.Int("runs", 1, "runs per tool and fleet size (medians are reported)")
+	toolsFlag := flag.String("tools", "rangekeeper,k9s", "tools to measure")
+	rkBin := flag.String("rangekeeper", "bin/bench/rangekeeper", "rangekeeper binary (built with the profiling hook by make bench-fleet)")
+	k9sBin := flag.String("k9s", "bin/bench/k9s", "k9s binary")
+	baseline := flag.String("baseline", "", "an earlier rangekeeper binary, measured as tool \"baseline\" (e.g. -tools baseline,rangekeeper,k9s) for before/after tables")
+	chart := flag.String("chart", "backends/kubernetes/testdata/agent-env/chart", "the agent-env chart to render releases from")
+	records := flag.Bool("helm-records", true, "create Helm's release record Secret for each release")
+	workers := flag.Int("workers", 32, "concurrent creates while filling the cluster")
+	flag.DurationVar(&b.idle, "idle", 5*time.Minute, "idle period after the table is full, before RSS is read again")
+	flag.DurationVar(&b.cpuWindow, "cpu-window", 60*time.Second, "idle CPU is measured over the last this-long of the idle period")
+	flag.DurationVar(&b.loadTimeout, "load-timeout", 10*time.Minute, "give up on a tool that shows no full table within this")
+	flag.DurationVar(&b.loadProfile, "load-profile", 30*time.Second, "with -pprof: length of the CPU profile taken from rangekeeper's start")
+	flag.IntVar(&b.width, "width", 200, "terminal columns")
+	flag.IntVar(&b.height, "height", 50, "terminal rows")
+	flag.StringVar(&b.out, "out", "", "directory for profiles and the report (default: a new directory under bin/bench)")
+	pprof := flag.Bool("pprof", false, "serve pprof from rangekeeper (loopback) and save heap and CPU profiles: for diagnosis, not for the figures")
+	flag.Parse()
+
+	sizes, err := parseSizes(*podsFlag)
+	if err != nil {
+		return err
+	}
+	var tools []*tool
+	for _, name := range strings.Split(*toolsFlag, ",") {
+		switch name {
+		case "rangekeeper":
+			tools = append(tools, rangekeeperTool("rangekeeper", abs(*rkBin)))
+		case "baseline":
+			if *baseline == "" {
+				return fmt.Errorf("-tools baseline needs -baseline BINARY")
+			}
+			tools = append(tools, rangekeeperTool("baseline", abs(*baseline)))
+		case "k9s":
+			tools = append(tools, k9sTool(abs(*k9sBin)))
+		default:
+			return fmt.Errorf("-tools: unknown tool %q (rangekeeper, baseline, k9s)", name)
+		}
+	}
+	for _, t := range tools {
+		if _, err := os.Stat(t.bin); err != nil {
+			return fmt.Errorf("%s binary: %w (make bench-fleet builds it)", t.name, err)
+		}
+	}
+	assets, err := kubetest.AssetsDir()
+	if err != nil {
+		return err
+	}
+	if b.out == "" {
+		b.out = filepath.Join("bin", "bench", "out-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(b.out, 0o755); err != nil {
+		return err
+	}
+	if b.work, err = os.MkdirTemp("", "benchfleet-"); err != nil {
+		return err
+	}
+	defer os.RemoveAll(b.work)
+	if *pprof {
+		if b.pprofAddr, err = loopbackAddr(); err != nil {
+			return err
+		}
+	}
+	if b.spec, err = renderFleetSpec(*chart, strings.Split(*services, ",")); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b.logf("starting the control plane (kube-apiserver, etcd, kwok) from %s", assets)
+	c, err := kubetest.StartWith(assets, kubetest.Options{NoControllers: true})
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	b.kubeconfig, b.context = c.Kubeconfig, "envtest"
+	pop, err := newPopulator(c, "inspect-bench", b.spec, *records)
+	if err != nil {
+		return err
+	}
+
+	var all []result
+	for _, pods := range sizes {
+		b.logf("filling the cluster to %d pods (%d releases of %d)", pods, pods/b.spec.perRel, b.spec.perRel)
+		if err := pop.grow(ctx, pods, *workers, b.logf); err != nil {
+			return err
+		}
+		for run := range *runs {
+			for _, t := range tools {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				b.logf("%d pods, run %d/%d: %s", pods, run+1, *runs, t.name)
+				r := b.measure(ctx, t, pods, run)
+				if r.err != nil {
+					b.logf("  %s: %v", t.name, r.err)
+				}
+				all = append(all, r)
+			}
+		}
+	}
+	rep := report(all, sizes, tools, b)
+	fmt.Print(rep)
+	return os.WriteFile(filepath.Join(b.out, "report.txt"), []byte(rep), 0o644)
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || len(out) > 0 && n < out[len(out)-1] {
+			return nil, fmt.Errorf("-pods %q: want ascending positive pod counts", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
+// loopbackAddr picks a free loopback port for the pprof hook.
+func loopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

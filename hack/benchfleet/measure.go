@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// result is one run of one tool at one fleet size.
+type result struct {
+	tool      string
+	pods      int
+	fullTable time.Duration // start → complete live table
+	filter    time.Duration // typing the filter → the filtered table on screen
+	rssFull   uint64        // when the table first became complete
+	rssIdle   uint64        // after the idle period
+	rssPeak   uint64        // highest sample during the idle period
+	idleCPU   float64       // % of one core over the CPU window at the end of the idle period
+	err       error         // the run failed: no figure counts
+	filterErr error         // only the filter never reached the screen
+}
+
+// measure runs one tool once: start it in a fresh tmux pane with a fresh home, wait for the full
+// table, sit idle, then filter.
+func (b *bench) measure(ctx context.Context, t *tool, pods int, run int) (r result) {
+	r = result{tool: t.name, pods: pods}
+	releases := pods / b.spec.perRel
+	dir, err := os.MkdirTemp(b.work, fmt.Sprintf("%s-%d-%d-", t.name, pods, run))
+	if err != nil {
+		r.err = err
+		return r
+	}
+	argv, env, err := t.setup(t, dir, b)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	p, err := newPane(fmt.Sprintf("benchfleet-%d-%s", os.Getpid(), t.name), b.width, b.height)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	pid := 0
+	defer func() {
+		p.kill()
+		if pid > 0 {
+			stopPID(pid, t.bin, 3*time.Second)
+		}
+	}()
+	start := time.Now()
+	if pid, err = p.start(argv, env); err != nil {
+		r.err = err
+		return r
+	}
+	loadProf := b.profileWhenUp(ctx, t, dir, "cpu-load", fmt.Sprintf("profile?seconds=%d", int(b.loadProfile.Seconds())))
+	defer func() { <-loadProf }()
+	at, _, err := p.waitFor(ctx, func(s string) bool { return t.full(s, releases, pods) }, 25*time.Millisecond, b.loadTimeout)
+	if err != nil {
+		r.err = fmt.Errorf("%s never showed the full table: %w", t.name, err)
+		return r
+	}
+	r.fullTable = at.Sub(start)
+	r.rssFull, _ = rss(pid)
+	b.logf("  %s: full table after %s, RSS %s", t.name, r.fullTable.Round(time.Millisecond), mib(r.rssFull))
+	b.profile(t, dir, "heap-full", "heap")
+
+	window := min(b.cpuWindow, b.idle)
+	if err := b.sleepSampling(ctx, pid, b.idle-window, &r.rssPeak); err != nil {
+		r.err = err
+		return r
+	}
+	c0, err0 := cpuTime(pid)
+	w0 := time.Now()
+	profDone := b.profileAsync(t, dir, "cpu-idle", fmt.Sprintf("profile?seconds=%d", int(window.Seconds())))
+	if err := b.sleepSampling(ctx, pid, window, &r.rssPeak); err != nil {
+		r.err = err
+		return r
+	}
+	c1, err1 := cpuTime(pid)
+	if err0 != nil || err1 != nil {
+		r.err = fmt.Errorf("%s: read CPU time: %v %v", t.name, err0, err1)
+		return r
+	}
+	<-profDone
+	r.idleCPU = 100 * float64(c1-c0) / float64(time.Since(w0))
+	r.rssIdle, _ = rss(pid)
+	r.rssPeak = max(r.rssPeak, r.rssIdle)
+	b.logf("  %s: after %s idle RSS %s (peak %s), idle CPU %.2f %% of a core", t.name, b.idle, mib(r.rssIdle), mib(r.rssPeak), r.idleCPU)
+	b.profile(t, dir, "heap-idle", "heap")
+
+	if err := p.keys(t.filterKeys...); err != nil {
+		r.err = err
+		return r
+	}
+	time.Sleep(300 * time.Millisecond) // the prompt opens; the clock starts with the typing
+	f0 := time.Now()
+	if err := p.literal(releaseName(releases / 2)); err != nil {
+		r.err = err
+		return r
+	}
+	if err := p.keys("Enter"); err != nil {
+		r.err = err
+		return r
+	}
+	at, _, err = p.waitFor(ctx, func(s string) bool { return t.filtered(s, b.spec.perRel) }, 5*time.Millisecond, 60*time.Second)
+	if err != nil { // the other figures stand; the report shows the filter as not reached
+		r.filterErr = fmt.Errorf("%s never showed the filtered table: %w", t.name, err)
+		b.logf("  %s: %v", t.name, firstLines(r.filterErr.Error(), 1))
+		return r
+	}
+	r.filter = at.Sub(f0)
+	b.logf("  %s: filtered in %s", t.name, r.filter.Round(time.Millisecond))
+	return r
+}
+
+// sleepSampling waits d, sampling the RSS every 5 s into peak.
+func (b *bench) sleepSampling(ctx context.Context, pid int, d time.Duration, peak *uint64) error {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(5*time.Second, time.Until(end))):
+		}
+		if v, err := rss(pid); err == nil {
+			*peak = max(*peak, v)
+		}
+	}
+	return nil
+}
+
+// profileWhenUp saves a CPU profile of the loading tool: it polls until the tool's pprof
+// server answers (it starts with the process), then profiles for the load-profile window.
+func (b *bench) profileWhenUp(ctx context.Context, t *tool, dir, name, path string) <-chan struct{} {
+	if b.pprofAddr == "" || t.name == "k9s" {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(2 * time.Millisecond) {
+		if c, err := net.Dial("tcp", b.pprofAddr); err == nil {
+			c.Close()
+			break
+		}
+	}
+	return b.profileAsync(t, dir, name, path)
+}
+
+// profile saves one pprof profile of rangekeeper (only with -pprof; k9s has no such hook).
+func (b *bench) profile(t *tool, dir, name, path string) { <-b.profileAsync(t, dir, name, path) }
+
+func (b *bench) profileAsync(t *tool, dir, name, path string) <-chan struct{} {
+	done := make(chan struct{})
+	if b.pprofAddr == "" || t.name == "k9s" {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		out := filepath.Join(b.out, fmt.Sprintf("%s-%s-%s.pb.gz", filepath.Base(dir), t.name, name))
+		resp, err := http.Get("http://" + b.pprofAddr + "/debug/pprof/" + path)
+		if err != nil {
+			b.logf("  pprof %s: %v", name, err)
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(out)
+		if err != nil {
+			b.logf("  pprof %s: %v", name, err)
+			return
+		}
+		defer f.Close()
+		if _, err := io.Copy(f, resp.Body); err != nil {
+			b.logf("  pprof %s: %v", name, err)
+			return
+		}
+		b.logf("  pprof %s → %s", name, out)
+	}()
+	return done
+}
+
+func mib(n uint64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }

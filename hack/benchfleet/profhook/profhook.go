@@ -1,0 +1,48 @@
+// Package profhook serves Go's pprof endpoints from a rangekeeper built for the bench-fleet
+// harness, when RANGEKEEPER_PPROF names a loopback address (127.0.0.1:PORT, [::1]:PORT or
+// localhost:PORT). The harness compiles it into cmd/rangekeeper with `go build -overlay`
+// (wire.go.txt), so the product's sources are unchanged and a normal build has no such hook.
+// Any other address is refused: the hook never listens beyond loopback.
+package profhook
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+)
+
+// Env names the variable that switches the hook on.
+const Env = "RANGEKEEPER_PPROF"
+
+func init() {
+	addr := os.Getenv(Env)
+	if addr == "" {
+		return
+	}
+	if err := serve(addr); err != nil {
+		fmt.Fprintf(os.Stderr, "rangekeeper: %s: %v\n", Env, err)
+	}
+}
+
+// serve starts the pprof server on addr, which must be a loopback address.
+func serve(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%q is not a loopback address; refusing to serve pprof there", addr)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	go func() { _ = http.Serve(l, mux) }()
+	return nil
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// report prints, per fleet size, the median of each figure per tool and rangekeeper/k9s.
+func report(all []result, sizes []int, tools []*tool, b *bench) string {
+	var w strings.Builder
+	load, _ := loadavg()
+	fmt.Fprintf(&w, "\nbench-fleet %s · tmux %d×%d · idle %s · CPU window %s · %d cores · load %s\n",
+		time.Now().Format(time.DateTime), b.width, b.height, b.idle, min(b.cpuWindow, b.idle), runtime.NumCPU(), load)
+	type metric struct {
+		name string
+		get  func(result) float64
+		unit func(float64) string
+	}
+	secs := func(v float64) string { return fmt.Sprintf("%.2f s", v) }
+	ms := func(v float64) string { return fmt.Sprintf("%.0f ms", v) }
+	mibs := func(v float64) string { return fmt.Sprintf("%.0f MiB", v) }
+	pct := func(v float64) string { return fmt.Sprintf("%.2f %%", v) }
+	metrics := []metric{
+		{"full live table", func(r result) float64 { return r.fullTable.Seconds() }, secs},
+		{"filter to screen", func(r result) float64 { return float64(r.filter.Milliseconds()) }, ms},
+		{"RSS when full", func(r result) float64 { return float64(r.rssFull) / (1 << 20) }, mibs},
+		{"RSS after idle", func(r result) float64 { return float64(r.rssIdle) / (1 << 20) }, mibs},
+		{"RSS peak while idle", func(r result) float64 { return float64(r.rssPeak) / (1 << 20) }, mibs},
+		{"idle CPU (of a core)", func(r result) float64 { return r.idleCPU }, pct},
+	}
+	for _, pods := range sizes {
+		fmt.Fprintf(&w, "\n%d pods (%d releases)\n", pods, pods/b.spec.perRel)
+		fmt.Fprintf(&w, "%-22s", "")
+		for _, t := range tools {
+			fmt.Fprintf(&w, " %14s", t.name)
+		}
+		k9s := slices.IndexFunc(tools, func(t *tool) bool { return t.name == "k9s" })
+		for i, t := range tools {
+			if k9s >= 0 && i != k9s {
+				fmt.Fprintf(&w, " %14s", t.name+"/k9s")
+			}
+		}
+		fmt.Fprintln(&w)
+		for _, m := range metrics {
+			fmt.Fprintf(&w, "%-22s", m.name)
+			var med []float64
+			for _, t := range tools {
+				var vs []float64
+				for _, r := range all {
+					if r.tool == t.name && r.pods == pods && r.err == nil && (m.name != "filter to screen" || r.filterErr == nil) {
+						vs = append(vs, m.get(r))
+					}
+				}
+				if len(vs) == 0 {
+					fmt.Fprintf(&w, " %14s", "not reached")
+					med = append(med, 0)
+					continue
+				}
+				v := median(vs)
+				med = append(med, v)
+				cell := m.unit(v)
+				if len(vs) > 1 {
+					cell += fmt.Sprintf(" (n=%d)", len(vs))
+				}
+				fmt.Fprintf(&w, " %14s", cell)
+			}
+			for i := range tools {
+				if k9s < 0 || i == k9s {
+					continue
+				}
+				if med[i] > 0 && med[k9s] > 0 {
+					fmt.Fprintf(&w, " %13.2f×", med[i]/med[k9s])
+				} else {
+					fmt.Fprintf(&w, " %14s", "-")
+				}
+			}
+			fmt.Fprintln(&w)
+		}
+	}
+	for _, r := range all {
+		if err := errors.Join(r.err, r.filterErr); err != nil {
+			fmt.Fprintf(&w, "\n%s at %d pods: %v\n", r.tool, r.pods, firstLines(err.Error(), 60))
+		}
+	}
+	return w.String()
+}
+
+func median(vs []float64) float64 {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}

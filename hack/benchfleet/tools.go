@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// tool is one program under measurement: how to start it on the bench cluster and how to read
+// its screen.
+type tool struct {
+	name string
+	bin  string
+	// setup writes the tool's fresh configuration under dir and returns its argv and environment.
+	setup func(t *tool, dir string, b *bench) (argv, env []string, err error)
+	// full reports whether the screen shows the complete live table of releases sandboxes
+	// (pods pods).
+	full func(screen string, releases, pods int) bool
+	// filtered reports whether the screen shows the table filtered to one release.
+	filtered func(screen string, perRelease int) bool
+	// filterKeys opens the filter prompt; the filter text and Enter follow.
+	filterKeys []string
+}
+
+// isolatedEnv gives a tool a home of its own and no route off the machine: any HTTP client that
+// honours the proxy variables is sent to a closed loopback port, except for the local API server.
+func isolatedEnv(dir, kubeconfig string) []string {
+	return []string{
+		"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_STATE_HOME=" + filepath.Join(dir, "state"),
+		"XDG_DATA_HOME=" + filepath.Join(dir, "data"), "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
+		"KUBECONFIG=" + kubeconfig, "TERM=xterm-256color",
+		"HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost,::1",
+	}
+}
+
+var (
+	rkCount = regexp.MustCompile(`(\d+)/(\d+) sandboxes`)
+	// k9s titles its table "pods(all)[5,000]", and "pods(all)[2] </filter>" when filtered.
+	k9sCount = regexp.MustCompile(`(?i)pods\(all\)\[([\d,]+)\]`)
+	k9sFilt  = regexp.MustCompile(`(?i)pods\(all\)\[(\d+)\] </[^>]+>`)
+)
+
+func rangekeeperTool(name, bin string) *tool {
+	return &tool{
+		name: name,
+		bin:  bin,
+		setup: func(t *tool, dir string, b *bench) ([]string, []string, error) {
+			cfg := filepath.Join(dir, "config.yaml")
+			// Docker stays on (the environment's engine, as for an operator); Kubernetes is the
+			// bench cluster, every namespace.
+			body := fmt.Sprintf("kubernetes:\n  enabled: true\n  kubeconfig: %s\n  contexts: [%s]\n", b.kubeconfig, b.context)
+			if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+				return nil, nil, err
+			}
+			env := isolatedEnv(dir, b.kubeconfig)
+			if b.pprofAddr != "" {
+				env = append(env, pprofEnv+"="+b.pprofAddr)
+			}
+			return []string{t.bin, "--config", cfg, "--state", filepath.Join(dir, "state.db")}, env, nil
+		},
+		full: func(s string, releases, _ int) bool {
+			m := rkCount.FindStringSubmatch(s)
+			if m == nil || !strings.Contains(s, "[ok] k8s:") || strings.Contains(s, "connecting") {
+				return false
+			}
+			shown, _ := strconv.Atoi(m[1])
+			total, _ := strconv.Atoi(m[2])
+			return shown == total && total >= releases // Docker's sandboxes, if any, come on top
+		},
+		filtered: func(s string, _ int) bool {
+			m := rkCount.FindStringSubmatch(s)
+			return m != nil && m[1] == "1"
+		},
+		filterKeys: []string{"/"},
+	}
+}
+
+func k9sTool(bin string) *tool {
+	return &tool{
+		name: "k9s",
+		bin:  bin,
+		setup: func(t *tool, dir string, b *bench) ([]string, []string, error) {
+			cfgDir := filepath.Join(dir, "k9s")
+			if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+				return nil, nil, err
+			}
+			// skipLatestRevCheck: k9s would otherwise ask GitHub for its latest release.
+			body := "k9s:\n  skipLatestRevCheck: true\n  readOnly: true\n  ui:\n    skin: \"\"\n"
+			if err := os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte(body), 0o600); err != nil {
+				return nil, nil, err
+			}
+			env := append(isolatedEnv(dir, b.kubeconfig), "K9S_CONFIG_DIR="+cfgDir, "K9S_LOGS_DIR="+filepath.Join(dir, "logs"))
+			return []string{t.bin, "--kubeconfig", b.kubeconfig, "--context", b.context, "--all-namespaces", "--command", "pods", "--readonly"}, env, nil
+		},
+		full: func(s string, _, pods int) bool {
+			m := k9sCount.FindStringSubmatch(s)
+			return m != nil && number(m[1]) >= pods
+		},
+		filtered: func(s string, perRelease int) bool {
+			m := k9sFilt.FindStringSubmatch(s)
+			return m != nil && number(m[1]) == perRelease
+		},
+		filterKeys: []string{"/"},
+	}
+}
+
+// number reads a count that may have thousands separators ("5,000").
+func number(s string) int {
+	n, err := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
+	if err != nil {
+		return -1
+	}
+	return n
+}
