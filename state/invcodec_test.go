@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -198,5 +199,36 @@ func TestSavingAnUnchangedFleetKeepsTheRecord(t *testing.T) {
 	recs, err = db.Inventory()
 	if err != nil || !recs[0].Saved.Equal(t0.Add(2*time.Minute)) || recs[0].Sandboxes[7].Status != sandbox.StatusPartial {
 		t.Fatalf("a changed fleet was not saved: %+v, %v", recs[0].Saved, err)
+	}
+}
+
+// The inventory cache passes the redaction layer like every other record: a credential in a
+// label (by its name or by its shape) never reaches the file, while the rest round-trips.
+func TestInventoryCacheKeepsNoSecret(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := open(t, path)
+	const byName, byShape = "hunter2-plain-value", "sk-ant-api03-" + "abcdefghijklmnopqrstuvwxyz0123456789"
+	fleet := k8sFleet(3)
+	fleet[1].Labels = map[string]string{"OPENAI_API_KEY": byName, "note": "Bearer " + byShape, "team": "red"}
+	if err := db.SaveInventory(InventoryRecord{Backend: "k8s:x", Saved: time.Now(), Sandboxes: fleet}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.Inventory()
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("inventory %v, %v", recs, err)
+	}
+	got := recs[0].Sandboxes[1].Labels
+	if got["team"] != "red" || got["OPENAI_API_KEY"] == byName || strings.Contains(got["note"], byShape) {
+		t.Fatalf("labels after the round trip: %v", got)
+	}
+	db.Close()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{byName, byShape} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("the state file holds %q", secret)
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 type InventoryRecord struct {
 	Backend string `json:"backend"`
 	// Saved is when this fleet was saved; a save of an unchanged fleet keeps the earlier time.
-	Saved     time.Time          `json:"saved"`
+	Saved     time.Time         `json:"saved"`
 	Sandboxes []sandbox.Sandbox `json:"sandboxes"`
 }
 
