@@ -19,6 +19,7 @@ type (
 	Sandbox  = sandbox.Sandbox
 	KeyValue = sandbox.KeyValue
 	Finding  = sandbox.Finding
+	Activity = sandbox.Activity
 )
 
 const (
@@ -45,6 +46,9 @@ const (
 	EventUpsert
 	// EventRemove removes the sandbox with ID.
 	EventRemove
+	// EventActivity reports something that happened to a sandbox (Activity); it does not change
+	// the fleet. The supervisor keeps a bounded log of them for the timeline and drift checks.
+	EventActivity
 )
 
 // Event is one change in a backend's fleet.
@@ -53,6 +57,7 @@ type Event struct {
 	Sandboxes []Sandbox // EventReset: the whole fleet of this backend
 	Sandbox   Sandbox   // EventUpsert
 	ID        string    // EventRemove
+	Activity  *Activity // EventActivity
 }
 
 // Backend is the core contract. Watch lists the backend's sandboxes, emits one EventReset, then

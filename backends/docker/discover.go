@@ -45,7 +45,8 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	if _, err := b.cli.Ping(wctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		return b.wrap(err)
 	}
-	ev := b.cli.Events(wctx, client.EventsListOptions{Filters: make(client.Filters).Add("type", string(events.ContainerEventType))})
+	ev := b.cli.Events(wctx, client.EventsListOptions{Filters: make(client.Filters).
+		Add("type", string(events.ContainerEventType)).Add("type", string(events.NetworkEventType))})
 	list, err := b.List(wctx)
 	if err != nil {
 		return b.wrap(err)
@@ -68,15 +69,22 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			}
 			return b.wrap(fmt.Errorf("event stream: %w", err))
 		case m := <-ev.Messages:
-			if !relevant(m.Action) {
-				continue
-			}
-			key, ok := b.keyFromLabels(m.Actor.ID, m.Actor.Attributes)
+			key, member, ok := b.eventMember(wctx, m)
 			if !ok {
 				continue
 			}
-			if m.Action == events.ActionDestroy {
+			if a := b.activityOf(wctx, m, b.Name()+"/"+key, member); a != nil {
+				emit(backends.Event{Type: backends.EventActivity, Activity: a})
+			}
+			if !relevant(m) {
+				continue
+			}
+			switch {
+			case m.Action == events.ActionDestroy, m.Action == events.ActionUpdate: // update: limits changed in place
 				b.forgetPosture(m.Actor.ID)
+			case m.Type == events.NetworkEventType:
+				// A member's networks are part of its posture: re-assess it.
+				b.forgetPosture(m.Actor.Attributes["container"])
 			}
 			sb, found, err := b.refresh(wctx, key)
 			if err != nil {
@@ -98,9 +106,22 @@ func (b *Backend) wrap(err error) error {
 	return fmt.Errorf("%s (%s): %w", b.Name(), redact.Text(b.ep.Host), err)
 }
 
-// relevant filters out exec_* and other chatter that does not change membership or state.
-func relevant(a events.Action) bool {
-	switch a {
+// eventMember finds the sandbox key and member name an event is about.
+func (b *Backend) eventMember(ctx context.Context, m events.Message) (key, member string, ok bool) {
+	if m.Type == events.NetworkEventType {
+		return b.memberOfNetworkEvent(ctx, m)
+	}
+	key, ok = b.keyFromLabels(m.Actor.ID, m.Actor.Attributes)
+	return key, m.Actor.Attributes["name"], ok
+}
+
+// relevant filters out exec_* and other chatter that does not change membership, state or
+// posture; a network (dis)connect changes a member's posture.
+func relevant(m events.Message) bool {
+	if m.Type == events.NetworkEventType {
+		return m.Action == events.ActionConnect || m.Action == events.ActionDisconnect
+	}
+	switch m.Action {
 	case events.ActionCreate, events.ActionStart, events.ActionRestart, events.ActionStop, events.ActionDie,
 		events.ActionKill, events.ActionPause, events.ActionUnPause, events.ActionDestroy, events.ActionRename,
 		events.ActionOOM, events.ActionUpdate:

@@ -62,6 +62,8 @@ type Supervisor struct {
 	version map[string]uint64                      // backend name → bumped at every change
 	owner   map[string]backends.Backend            // backend name → backend
 	ready   map[string]chan struct{}               // closed at a backend's first reset
+
+	activity activityLog // what happened to sandboxes, for readers with a cursor (activity.go)
 }
 
 // New prepares a supervisor; nothing runs until Start.
@@ -157,6 +159,12 @@ func (s *Supervisor) setHealth(b backends.Backend, h Health) {
 }
 
 func (s *Supervisor) apply(b backends.Backend, ev backends.Event) {
+	if ev.Type == backends.EventActivity {
+		if ev.Activity != nil {
+			s.activity.add(*ev.Activity)
+		}
+		return
+	}
 	name := b.Name()
 	s.mu.Lock()
 	fleet := s.fleet[name]
