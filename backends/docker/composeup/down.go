@@ -1,0 +1,120 @@
+package composeup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+)
+
+// Counts are resources carrying one label.
+type Counts struct {
+	Containers int `json:"containers"`
+	Networks   int `json:"networks"`
+	Volumes    int `json:"volumes"`
+}
+
+// Zero reports whether nothing is counted.
+func (c Counts) Zero() bool { return c.Containers+c.Networks+c.Volumes == 0 }
+
+func (c Counts) String() string {
+	return fmt.Sprintf("%d container(s), %d network(s), %d volume(s)", c.Containers, c.Networks, c.Volumes)
+}
+
+// Count counts the containers, networks and volumes carrying label ("key=value").
+func Count(ctx context.Context, cli *client.Client, label string) (Counts, error) {
+	f := make(client.Filters).Add("label", label)
+	var c Counts
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return c, err
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return c, err
+	}
+	vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		return c, err
+	}
+	return Counts{Containers: len(cs.Items), Networks: len(ns.Items), Volumes: len(vs.Items)}, nil
+}
+
+// Down force-removes every container carrying label (with its anonymous volumes), then the
+// networks and volumes carrying it. Resources without the label — external networks and
+// volumes, anything of another project — are never touched. It returns what it removed and
+// joins every failure into the error, after trying everything.
+func Down(ctx context.Context, cli *client.Client, label string) (Counts, error) {
+	f := make(client.Filters).Add("label", label)
+	var removed Counts
+	var errs []error
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return removed, fmt.Errorf("list containers %s: %w", label, err)
+	}
+	for _, c := range cs.Items {
+		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		switch {
+		case err == nil || cerrdefs.IsNotFound(err):
+			removed.Containers++
+		case strings.Contains(err.Error(), "already in progress"):
+			removed.Containers++ // another remover (e.g. the engine's AutoRemove) is on it
+		default:
+			errs = append(errs, fmt.Errorf("remove container %s: %w", shortID(c.ID), err))
+		}
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("list networks %s: %w", label, err))
+	}
+	for _, n := range ns.Items {
+		if err := removeNetwork(ctx, cli, n.ID); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+			continue
+		}
+		removed.Networks++
+	}
+	vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("list volumes %s: %w", label, err))
+	}
+	for _, v := range vs.Items {
+		if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove volume %s: %w", v.Name, err))
+			continue
+		}
+		removed.Volumes++
+	}
+	return removed, errors.Join(errs...)
+}
+
+// removeNetwork retries briefly: an endpoint of a just-removed container can linger for a moment.
+func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		_, err = cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		if err == nil || cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "active endpoints") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
