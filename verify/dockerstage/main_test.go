@@ -123,7 +123,3 @@ func run(t *testing.T, o verify.Options) verify.Result {
 	return res
 }
 
-const childEnv = "RK_VERIFY_CHILD"
-
-// childMain is filled in by the signal test; placeholder for now.
-func childMain() int { return 0 }

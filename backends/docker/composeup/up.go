@@ -126,7 +126,14 @@ func Up(ctx context.Context, cli *client.Client, p *types.Project, o Options) (*
 			}
 		}
 	}
-	err := graph.InDependencyOrder(ctx, p, func(ctx context.Context, name string, s types.ServiceConfig) error {
+	err := graph.InDependencyOrder(ctx, p, func(ctx context.Context, name string, s types.ServiceConfig) (err error) {
+		// The walk runs visitors in goroutines of its own: a panic there would kill the process
+		// before the caller's teardown, so it becomes this service's error.
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("services.%s: internal error: %v", name, r)
+			}
+		}()
 		if err := awaitDependencies(ctx, cli, st, s); err != nil {
 			return err
 		}
