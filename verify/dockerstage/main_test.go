@@ -122,4 +122,3 @@ func run(t *testing.T, o verify.Options) verify.Result {
 	}
 	return res
 }
-
