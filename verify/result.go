@@ -127,6 +127,7 @@ type Result struct {
 
 	Agent    string        `json:"agent,omitempty"`
 	Scorers  []string      `json:"scorers,omitempty"`
+	Services []PlanService `json:"services,omitempty"`
 	Checks   []Check       `json:"checks"`
 	Findings []Finding     `json:"findings"`
 	Probes   []MemberProbe `json:"probes"`

@@ -231,6 +231,7 @@ func (r *run) load(ctx context.Context) error {
 	r.sess, r.plan = sess, sess.Plan()
 	r.res.Project, r.res.SandboxID = r.plan.Project, sess.SandboxID()
 	r.res.Notes = append(r.res.Notes, r.plan.Notes...)
+	r.res.Services = r.plan.Services
 	agent, err := chooseAgent(r.plan, r.o.Service)
 	if err != nil {
 		return err

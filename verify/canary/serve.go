@@ -159,7 +159,7 @@ func answer(q []byte, zone, remote string, log *logger) []byte {
 	}
 	name := question.Name.String()
 	in := InZone(name, zone)
-	log.emit(Event{Kind: KindDNS, Name: strings.TrimSuffix(name, "."), Remote: remote, OK: in, Detail: question.Type.String()})
+	log.emit(Event{Kind: KindDNS, Name: strings.TrimSuffix(name, "."), Remote: remote, OK: in, Detail: strings.TrimPrefix(question.Type.String(), "Type")})
 	rh := dnsmessage.Header{ID: h.ID, Response: true, Authoritative: in, RecursionDesired: h.RecursionDesired}
 	if !in {
 		rh.RCode = dnsmessage.RCodeRefused

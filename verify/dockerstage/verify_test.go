@@ -2,11 +2,28 @@ package dockerstage_test
 
 import (
 	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rangekeeper/rangekeeper/verify"
 )
+
+var updateFixture = flag.Bool("update", false, "rewrite the fixtures other packages' tests read (verify/testdata, verify/render/testdata) from real runs")
+
+// saveResult writes a real run's result as a fixture for verify/render's golden tests.
+func saveResult(t *testing.T, name string, res verify.Result) {
+	t.Helper()
+	if !*updateFixture {
+		return
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(filepath.Join("..", "render", "testdata", name), append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // logResult prints the run for the test log (it is secret-free by construction).
 func logResult(t *testing.T, res verify.Result) {
@@ -41,8 +58,15 @@ func TestHardenedHolds(t *testing.T) {
 	o.Expect = "T0.H1.N2"
 	res := run(t, o)
 	logResult(t, res)
+	saveResult(t, "hardened.json", res)
 	if res.Exit != verify.ExitHolds || res.Measured.String() != "T0.H1.N2" {
 		t.Fatalf("exit %d (%s), measured %s", res.Exit, res.Reason, res.Measured)
+	}
+	if *updateFixture && len(res.Probes) > 0 && res.Probes[0].Report.Result.Facts != nil {
+		b, _ := json.MarshalIndent(res.Probes[0].Report.Result.Facts, "", "  ")
+		if err := os.WriteFile(filepath.Join("..", "testdata", "facts-hardened.json"), append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, id := range []string{"VFY-EGRESS", "VFY-DNS", "VFY-SCORER"} {
 		cs := check(res, id, "default")
@@ -74,6 +98,7 @@ func TestWeakVariantsFail(t *testing.T) {
 			o.Expect = "T0.H1.N2"
 			res := run(t, o)
 			logResult(t, res)
+			saveResult(t, strings.NewReplacer(" ", "-", "'", "").Replace(tc.name)+".json", res)
 			if res.Exit != verify.ExitWeaker {
 				t.Fatalf("exit %d (%s), want %d", res.Exit, res.Reason, verify.ExitWeaker)
 			}
