@@ -28,7 +28,11 @@ var imageMu sync.Mutex
 // the Engine API when the engine does not have it yet. It is cached across runs by the binary's
 // hash: it is 3 MB, FROM scratch, and needs no registry.
 func (d *Driver) canaryImage(ctx context.Context) (string, error) {
-	sum := sha256.Sum256(d.o.Canary)
+	bin, err := d.o.Canary()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(bin)
 	hash := hex.EncodeToString(sum[:])[:12]
 	tag := "rangekeeper-verify-canary:" + hash
 	imageMu.Lock()
@@ -49,7 +53,7 @@ func (d *Driver) canaryImage(ctx context.Context) (string, error) {
 		data []byte
 		mode int64
 	}{
-		{"canary", d.o.Canary, 0o755},
+		{"canary", bin, 0o755},
 		{"Dockerfile", []byte("FROM scratch\nCOPY canary /canary\nUSER 65534:65534\nENTRYPOINT [\"/canary\"]\n" + dockerfile.Label(labels)), 0o644},
 	}
 	for _, f := range files {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/moby/moby/client"
 
@@ -30,8 +31,9 @@ type Options struct {
 	// Backend is the Docker backend of the engine to verify on; the default Prober execs the
 	// probe through it.
 	Backend *docker.Backend
-	// Canary is the static rangekeeper-canary binary (canary.Binary()).
-	Canary []byte
+	// Canary returns the static rangekeeper-canary binary (canary.Binary); it is read when the
+	// first run stands up, so a bad spec is reported even where the binary is missing.
+	Canary func() ([]byte, error)
 	// Labels are added to every container, network and volume (tests add theirs).
 	Labels map[string]string
 	// ImageLabels are added to the canary image verify builds (tests add theirs so it is swept).
@@ -53,7 +55,7 @@ func New(o Options) (*Driver, error) {
 	if o.Backend == nil {
 		return nil, errors.New("dockerstage: no Docker backend")
 	}
-	if len(o.Canary) == 0 {
+	if o.Canary == nil {
 		return nil, errors.New("dockerstage: no canary binary")
 	}
 	return &Driver{o: o, cli: o.Backend.Client()}, nil
@@ -92,4 +94,58 @@ func (d *Driver) Teardown(ctx context.Context, runID string) (removed, remaining
 func (d *Driver) RemoveCommand(runID string) string {
 	l := runLabel(runID)
 	return fmt.Sprintf("rangekeeper verify --down %s   (or: docker rm -f $(docker ps -aq --filter label=%s); docker network rm $(docker network ls -q --filter label=%s); docker volume rm $(docker volume ls -q --filter label=%s))", runID, l, l, l)
+}
+
+// Runs lists the run IDs that still have a container, network or volume on the engine (left by
+// --keep, or by a process killed before it could tear down).
+func (d *Driver) Runs(ctx context.Context) ([]string, error) {
+	f := make(client.Filters).Add("label", verify.LabelRun)
+	seen := map[string]bool{}
+	cs, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs.Items {
+		seen[c.Labels[verify.LabelRun]] = true
+	}
+	ns, err := d.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ns.Items {
+		seen[n.Labels[verify.LabelRun]] = true
+	}
+	vs, err := d.cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vs.Items {
+		seen[v.Labels[verify.LabelRun]] = true
+	}
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		if id != "" {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// RemoveCanaryImages removes the cached canary images (every version).
+func (d *Driver) RemoveCanaryImages(ctx context.Context) (int, error) {
+	is, err := d.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: make(client.Filters).Add("label", LabelCanaryImage)})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, i := range is.Items {
+		if _, err := d.cli.ImageRemove(ctx, i.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
 }

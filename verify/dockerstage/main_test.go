@@ -80,12 +80,12 @@ func deps(t testing.TB) verify.Deps {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	d, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: canaryBin,
+	d, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: func() ([]byte, error) { return canaryBin, nil },
 		Labels: dockertest.Labels(nil), ImageLabels: dockertest.Labels(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return verify.Deps{Driver: d, Prober: dockerstage.Prober(b, probeBin)}
+	return verify.Deps{Driver: d, Prober: dockerstage.Prober(b, func() ([]byte, error) { return probeBin, nil })}
 }
 
 // options are a run of testdata/spec with the test image and extra variables.

@@ -9,9 +9,14 @@ import (
 )
 
 // Prober runs today's probe pipeline (probe.RunWith through the Docker backend's exec and copy)
-// for verify. It is the stand-in until the action layer's probe plugs into verify.Prober.
-func Prober(b *docker.Backend, bin []byte) verify.Prober {
+// for verify, with the probe binary from bin (probe.Binary, read on first use). It is the
+// stand-in until the action layer's probe plugs into verify.Prober.
+func Prober(b *docker.Backend, bin func() ([]byte, error)) verify.Prober {
 	return verify.ProberFunc(func(ctx context.Context, req verify.ProbeRequest) (probe.Result, error) {
-		return probe.RunWith(ctx, b, b, req.SandboxID, req.Member, bin, req.Targets, probe.Options{})
+		data, err := bin()
+		if err != nil {
+			return probe.Result{}, err
+		}
+		return probe.RunWith(ctx, b, b, req.SandboxID, req.Member, data, req.Targets, probe.Options{})
 	})
 }

@@ -51,7 +51,7 @@ func childMain() int {
 		fmt.Println("ERROR", err)
 		return 2
 	}
-	d, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: read("rangekeeper-canary"),
+	d, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: func() ([]byte, error) { return read("rangekeeper-canary"), nil },
 		Labels: dockertest.Labels(nil), ImageLabels: dockertest.Labels(nil)})
 	if err != nil {
 		fmt.Println("ERROR", err)
@@ -64,7 +64,7 @@ func childMain() int {
 				fmt.Println("STEP", s.Name)
 			}
 		}}
-	res := verify.Run(ctx, o, verify.Deps{Driver: d, Prober: dockerstage.Prober(b, read("rangekeeper-probe"))})
+	res := verify.Run(ctx, o, verify.Deps{Driver: d, Prober: dockerstage.Prober(b, func() ([]byte, error) { return read("rangekeeper-probe"), nil })})
 	out, _ := json.Marshal(struct {
 		Exit     int
 		Reason   string
