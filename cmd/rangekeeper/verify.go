@@ -55,8 +55,9 @@ canaries verify owns — a listener outside its networks (egress), its DNS path,
 its bridges, the scorer — compare the measured T.H.N profile with --expect (or x-rangekeeper.expect,
 else the spec's lint profile), and tear everything down, also on failure, timeout and Ctrl-C.
 
-Variables for interpolation (SAMPLE_METADATA_* and others) come, as with compose, from this
-process's environment, then --env-file (default: .env next to SPEC), then --set.
+Variables for interpolation (SAMPLE_METADATA_* and others) come, as with compose, from
+--env-file (default: .env next to SPEC) overridden by this process's environment (unless
+--isolate-env); --set wins over both.
 
 Exit status: 0 holds, 1 weaker than expected or a finding at/above --fail-on, 2 bad input,
 3 could not verify (engine, image, deadline, interrupted).`,

@@ -69,17 +69,18 @@ func (s *session) Up(ctx context.Context) error {
 	if err := s.startOutside(ctx); err != nil {
 		return err
 	}
-	if err := s.startControls(ctx); err != nil {
-		return err
-	}
+	// The controls only need the outside canary; they start while the sandbox comes up.
+	controls := make(chan error, 1)
+	go func() { controls <- s.startControls(ctx) }()
 	st, err := composeup.Up(ctx, s.d.cli, s.project, composeup.Options{
 		Labels: s.d.labels(s.req.RunID, nil), DNS: []netip.Addr{s.outsideGW}, Pull: s.d.o.Pull,
 	})
 	s.stack = st
+	cerr := <-controls
 	if err != nil {
 		return fmt.Errorf("stand up %s: %w", s.project.Name, err)
 	}
-	return nil
+	return cerr
 }
 
 func (s *session) createNetwork(ctx context.Context, name, role string, internal bool) (netip.Addr, error) {

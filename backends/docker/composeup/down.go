@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -44,6 +45,9 @@ func Count(ctx context.Context, cli *client.Client, label string) (Counts, error
 	return Counts{Containers: len(cs.Items), Networks: len(ns.Items), Volumes: len(vs.Items)}, nil
 }
 
+// removeParallelism bounds concurrent removals (the engine serialises much of it anyway).
+const removeParallelism = 4
+
 // Down force-removes every container carrying label (with its anonymous volumes), then the
 // networks and volumes carrying it. Resources without the label — external networks and
 // volumes, anything of another project — are never touched. It returns what it removed and
@@ -56,17 +60,30 @@ func Down(ctx context.Context, cli *client.Client, label string) (Counts, error)
 	if err != nil {
 		return removed, fmt.Errorf("list containers %s: %w", label, err)
 	}
+	// Containers go in parallel (a few at a time): force-removal waits for each to die, and
+	// a sandbox with its canaries has many.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, removeParallelism)
 	for _, c := range cs.Items {
-		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		switch {
-		case err == nil || cerrdefs.IsNotFound(err):
-			removed.Containers++
-		case strings.Contains(err.Error(), "already in progress"):
-			removed.Containers++ // another remover (e.g. the engine's AutoRemove) is on it
-		default:
-			errs = append(errs, fmt.Errorf("remove container %s: %w", shortID(c.ID), err))
-		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(id string) {
+			defer func() { <-sem; wg.Done() }()
+			_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil || cerrdefs.IsNotFound(err):
+				removed.Containers++
+			case strings.Contains(err.Error(), "already in progress"):
+				removed.Containers++ // another remover (e.g. the engine's AutoRemove) is on it
+			default:
+				errs = append(errs, fmt.Errorf("remove container %s: %w", shortID(id), err))
+			}
+		}(c.ID)
 	}
+	wg.Wait()
 	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("list networks %s: %w", label, err))
