@@ -71,3 +71,40 @@ func TestVerifyBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyEnv: compose's precedence (env file < environment), --set over both, and
+// --isolate-env dropping the environment.
+func TestVerifyEnv(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "compose.yaml")
+	writeFile(t, filepath.Join(dir, ".env"), "SAMPLE_METADATA_FLAG=from-dotenv\nONLY_FILE=file\nSHARED=file\n")
+	writeFile(t, filepath.Join(dir, "other.env"), "SHARED=other\n")
+	t.Setenv("SHARED", "process")
+	t.Setenv("RK_VERIFY_ONLY_PROCESS", "process")
+	for _, tc := range []struct {
+		name string
+		o    verifyOptions
+		want map[string]string // "" means absent
+	}{
+		{"default .env, environment wins", verifyOptions{Spec: spec},
+			map[string]string{"SAMPLE_METADATA_FLAG": "from-dotenv", "ONLY_FILE": "file", "SHARED": "process", "RK_VERIFY_ONLY_PROCESS": "process"}},
+		{"--env-file replaces .env", verifyOptions{Spec: spec, EnvFiles: []string{filepath.Join(dir, "other.env")}},
+			map[string]string{"ONLY_FILE": "", "SHARED": "process"}},
+		{"--set wins", verifyOptions{Spec: spec, Set: []string{"SHARED=set", "NEW=a=b"}},
+			map[string]string{"SHARED": "set", "NEW": "a=b"}},
+		{"--isolate-env", verifyOptions{Spec: spec, IsolateEnv: true},
+			map[string]string{"SHARED": "file", "RK_VERIFY_ONLY_PROCESS": ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, err := verifyEnv(&tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.want {
+				if got, ok := env[k]; v == "" && ok || v != "" && got != v {
+					t.Errorf("%s = %q (present %v), want %q", k, got, ok, v)
+				}
+			}
+		})
+	}
+}

@@ -128,7 +128,39 @@ func TestWeakVariantsFail(t *testing.T) {
 					t.Errorf("axis %s not weaker: %+v", a.Axis, a)
 				}
 			}
+			if tc.spec == "bridge.yaml" && len(check(res, "VFY-HOSTGW", "default")) != 0 {
+				t.Errorf("verify listened on the default bridge, which it did not create")
+			}
 		})
+	}
+}
+
+// TestAllServices probes every service: each gets its own checks and report, the scorer is not
+// scored for reaching itself, and only the agent decides the measured profile.
+func TestAllServices(t *testing.T) {
+	o := options(t, "hardened.yaml", nil)
+	o.Expect = "T0.H1.N2"
+	o.AllServices = true
+	res := run(t, o)
+	logResult(t, res)
+	if res.Exit != verify.ExitHolds || len(res.Probes) != 3 {
+		t.Fatalf("exit %d (%s), %d probe reports", res.Exit, res.Reason, len(res.Probes))
+	}
+	roles := map[string]string{}
+	for _, p := range res.Probes {
+		roles[p.Member] = p.Role
+		if !p.Report.Probed() {
+			t.Errorf("%s not probed: %s", p.Member, p.Report.Result.CouldNotProbe)
+		}
+	}
+	if roles["default"] != "agent" || roles["scorer"] != "scorer" || roles["target"] != "service" {
+		t.Errorf("roles %v", roles)
+	}
+	if len(check(res, "VFY-EGRESS", "target")) != 1 || len(check(res, "VFY-SCORER", "target")) == 0 {
+		t.Errorf("target lacks its checks")
+	}
+	if len(check(res, "VFY-SCORER", "scorer")) != 0 {
+		t.Errorf("the scorer was checked against itself")
 	}
 }
 
