@@ -130,63 +130,71 @@ func (s *session) Arm(ctx context.Context, req verify.ArmRequest) (map[string]ve
 // scorer); a clash is retried with another base.
 func randomBase() int { return 20000 + rand.IntN(40000) }
 
+// startListening starts a canary whose listeners start at a random base port, retrying with
+// another base when a port is taken, and returns the base it is listening at.
+func (s *session) startListening(ctx context.Context, role, name string, hc func() *container.HostConfig, args func(base int) []string) (int, error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		base := randomBase()
+		c, err := s.startCanary(ctx, role, fmt.Sprintf("%s-%d", name, attempt), append([]string{"serve"}, args(base)...), hc(), nil, nil)
+		if err == nil {
+			err = s.awaitReady(ctx, c)
+		}
+		if err == nil {
+			return base, nil
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
+	return 0, fmt.Errorf("%s: %w", role, lastErr)
+}
+
 // armHostGW runs one canary in the host's network namespace listening on the host side of every
 // bridge this run created that a member is on — never on an address verify did not create.
 func (s *session) armHostGW(ctx context.Context, members []string, spaces map[string]netns, out map[string]verify.MemberTargets) error {
 	type want struct {
 		member string
+		index  int
 		gw     netip.Addr
 		net    string
 	}
 	var wants []want
-	for _, m := range members {
+	for i, m := range members {
 		for _, a := range spaces[m].nets {
 			if a.owned && a.gateway.IsValid() {
-				wants = append(wants, want{m, a.gateway, a.name})
+				wants = append(wants, want{m, i, a.gateway, a.name})
 			}
 		}
 	}
 	if len(wants) == 0 {
 		return nil
 	}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		base := randomBase()
-		args := []string{"serve"}
-		port := map[string]int{}
-		for i, m := range members {
-			port[m] = base + i
-		}
-		seen := map[string]bool{}
-		for _, w := range wants {
-			addr := netip.AddrPortFrom(w.gw, uint16(port[w.member])).String()
-			if !seen[addr] {
-				seen[addr] = true
-				args = append(args, "--tcp", addr+"="+canary.TagOf(verify.TargetHostGW, w.member))
+	addr := func(w want, base int) string { return netip.AddrPortFrom(w.gw, uint16(base+w.index)).String() }
+	base, err := s.startListening(ctx, roleHostGW, s.project.Name+"-rkv-hostgw",
+		func() *container.HostConfig { return &container.HostConfig{NetworkMode: "host"} },
+		func(base int) []string {
+			var args []string
+			seen := map[string]bool{}
+			for _, w := range wants {
+				if a := addr(w, base); !seen[a] {
+					seen[a] = true
+					args = append(args, "--tcp", a+"="+canary.TagOf(verify.TargetHostGW, w.member))
+				}
 			}
-		}
-		name := fmt.Sprintf("%s-rkv-hostgw-%d", s.project.Name, attempt)
-		c, err := s.startCanary(ctx, roleHostGW, name, args, &container.HostConfig{NetworkMode: "host"}, nil, nil)
-		if err == nil {
-			err = s.awaitReady(ctx, c)
-		}
-		if err != nil {
-			lastErr = err
-			if strings.Contains(err.Error(), "address already in use") {
-				continue
-			}
-			return err
-		}
-		for _, w := range wants {
-			mt := out[w.member]
-			mt.Targets = append(mt.Targets, verify.Target{Kind: verify.TargetHostGW,
-				Addr: netip.AddrPortFrom(w.gw, uint16(port[w.member])).String(), Tag: canary.TagOf(verify.TargetHostGW, w.member),
-				What: fmt.Sprintf("verify's listener on the host side of network %s (%s)", w.net, w.gw)})
-			out[w.member] = mt
-		}
-		return nil
+			return args
+		})
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("host-gateway canary: %w", lastErr)
+	for _, w := range wants {
+		mt := out[w.member]
+		mt.Targets = append(mt.Targets, verify.Target{Kind: verify.TargetHostGW, Addr: addr(w, base), Tag: canary.TagOf(verify.TargetHostGW, w.member),
+			What: fmt.Sprintf("verify's listener on the host side of network %s (%s)", w.net, w.gw)})
+		out[w.member] = mt
+	}
+	return nil
 }
 
 // armScorer runs a canary inside the scorer's network namespace, with one listener per member,
@@ -196,43 +204,36 @@ func (s *session) armScorer(ctx context.Context, scorer string, ns netns, member
 		// Listening there would open a port on the machine's own interfaces.
 		return nil
 	}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		base := randomBase()
-		args := []string{"serve"}
-		for i, m := range members {
-			args = append(args, "--tcp", fmt.Sprintf("0.0.0.0:%d=%s", base+i, canary.TagOf(verify.TargetScorer+":"+scorer, m)))
-		}
-		name := fmt.Sprintf("%s-rkv-scorer-%s-%d", s.project.Name, scorer, attempt)
-		c, err := s.startCanary(ctx, roleScorer, name, args, &container.HostConfig{NetworkMode: container.NetworkMode("container:" + ns.owner)}, nil, nil)
-		if err == nil {
-			err = s.awaitReady(ctx, c)
-		}
-		if err != nil {
-			lastErr = err
-			if strings.Contains(err.Error(), "address already in use") {
-				continue
+	tag := func(m string) string { return canary.TagOf(verify.TargetScorer+":"+scorer, m) }
+	base, err := s.startListening(ctx, roleScorer, s.project.Name+"-rkv-scorer-"+scorer,
+		func() *container.HostConfig {
+			return &container.HostConfig{NetworkMode: container.NetworkMode("container:" + ns.owner)}
+		},
+		func(base int) []string {
+			var args []string
+			for i, m := range members {
+				args = append(args, "--tcp", fmt.Sprintf("0.0.0.0:%d=%s", base+i, tag(m)))
 			}
-			return err
-		}
-		for i, m := range members {
-			if m == scorer {
-				continue // the scorer reaching its own namespace proves nothing
-			}
-			mt := out[m]
-			tag := canary.TagOf(verify.TargetScorer+":"+scorer, m)
-			port := uint16(base + i)
-			for _, a := range ns.nets {
-				if a.ip.IsValid() {
-					mt.Targets = append(mt.Targets, verify.Target{Kind: verify.TargetScorer, Scorer: scorer, Tag: tag,
-						Addr: netip.AddrPortFrom(a.ip, port).String(), What: fmt.Sprintf("scorer %q at %s (network %s)", scorer, a.ip, a.name)})
-				}
-			}
-			mt.Targets = append(mt.Targets, verify.Target{Kind: verify.TargetScorer, Scorer: scorer, Tag: tag,
-				Addr: fmt.Sprintf("%s:%d", scorer, port), What: fmt.Sprintf("scorer %q by name", scorer)})
-			out[m] = mt
-		}
-		return nil
+			return args
+		})
+	if err != nil {
+		return fmt.Errorf("in %s: %w", scorer, err)
 	}
-	return fmt.Errorf("scorer canary in %s: %w", scorer, lastErr)
+	for i, m := range members {
+		if m == scorer {
+			continue // the scorer reaching its own namespace proves nothing
+		}
+		mt := out[m]
+		port := uint16(base + i)
+		for _, a := range ns.nets {
+			if a.ip.IsValid() {
+				mt.Targets = append(mt.Targets, verify.Target{Kind: verify.TargetScorer, Scorer: scorer, Tag: tag(m),
+					Addr: netip.AddrPortFrom(a.ip, port).String(), What: fmt.Sprintf("scorer %q at %s (network %s)", scorer, a.ip, a.name)})
+			}
+		}
+		mt.Targets = append(mt.Targets, verify.Target{Kind: verify.TargetScorer, Scorer: scorer, Tag: tag(m),
+			Addr: fmt.Sprintf("%s:%d", scorer, port), What: fmt.Sprintf("scorer %q by name", scorer)})
+		out[m] = mt
+	}
+	return nil
 }

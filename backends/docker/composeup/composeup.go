@@ -1,5 +1,6 @@
 // Package composeup stands a Compose project up on a Docker Engine through the Engine API, from
-// the compose-go model (no compose CLI), and removes it again by label. It covers what sandbox
+// the compose-go model (no compose CLI), with the compose labels rangekeeper's Docker backend
+// (and `docker compose ls`) recognise, and removes it again by label. It covers what sandbox
 // specs use — networks, volumes, healthchecks, depends_on conditions, shared namespaces,
 // hardening keys — and refuses what it cannot reproduce faithfully with a clear error.
 package composeup
@@ -14,18 +15,6 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
-)
-
-// Compose labels written on every resource, so rangekeeper's Docker backend (and `docker
-// compose ls`) sees the project as a compose project.
-const (
-	LabelProject   = "com.docker.compose.project"
-	LabelService   = "com.docker.compose.service"
-	LabelNumber    = "com.docker.compose.container-number"
-	LabelOneoff    = "com.docker.compose.oneoff"
-	LabelDependsOn = "com.docker.compose.depends_on"
-	LabelNetwork   = "com.docker.compose.network"
-	LabelVolume    = "com.docker.compose.volume"
 )
 
 // ErrUnsupported marks a spec feature composeup cannot stand up faithfully (it names the key).

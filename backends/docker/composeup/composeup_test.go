@@ -11,6 +11,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/backends/docker/composeup"
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
 )
@@ -61,7 +62,7 @@ func TestUpWaitDown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := res.Container.Config.Labels[composeup.LabelProject]; got != st.Project {
+		if got := res.Container.Config.Labels[docker.LabelProject]; got != st.Project {
 			t.Errorf("%s: project label %q", service, got)
 		}
 		return res

@@ -2,8 +2,10 @@ package composeup
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
+
+	"github.com/rangekeeper/rangekeeper/backends/docker"
 )
 
 // createSpec is everything one ContainerCreate (plus the network connects after it) needs.
@@ -82,8 +86,8 @@ func buildCreate(p *types.Project, s types.ServiceConfig, n int, labels map[stri
 	for k, v := range labels {
 		lbl[k] = v
 	}
-	lbl[LabelProject], lbl[LabelService], lbl[LabelNumber] = p.Name, s.Name, strconv.Itoa(n)
-	lbl[LabelOneoff], lbl[LabelDependsOn] = "False", strings.Join(deps, ",")
+	lbl[docker.LabelProject], lbl[docker.LabelService], lbl[docker.LabelNumber] = p.Name, s.Name, strconv.Itoa(n)
+	lbl[docker.LabelOneoff], lbl[docker.LabelDependsOn] = "False", strings.Join(deps, ",")
 
 	cfg := &container.Config{
 		Image: s.Image, Labels: lbl, User: s.User, WorkingDir: s.WorkingDir,
@@ -264,12 +268,7 @@ func resources(res *container.Resources, s types.ServiceConfig) error {
 			res.PidsLimit = &v
 		}
 	}
-	names := make([]string, 0, len(s.Ulimits))
-	for name := range s.Ulimits {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(s.Ulimits)) {
 		u := s.Ulimits[name]
 		soft, hard := int64(u.Soft), int64(u.Hard)
 		if u.Single != 0 {
@@ -332,29 +331,33 @@ func mounts(host *container.HostConfig, s types.ServiceConfig, r refs) error {
 	}
 	for _, sec := range s.Secrets {
 		def, ok := r.secrets[sec.Source]
-		if !ok || def.File == "" || bool(def.External) {
-			return unsupported(s.Name, "secrets", fmt.Sprintf("secret %q is not a file (only file secrets are mounted)", sec.Source))
+		if err := fileBind(host, s.Name, "secret", sec.Source, sec.Target, "/run/secrets/", types.FileObjectConfig(def), ok); err != nil {
+			return err
 		}
-		target := sec.Target
-		if target == "" {
-			target = sec.Source
-		}
-		if !strings.HasPrefix(target, "/") {
-			target = "/run/secrets/" + target
-		}
-		host.Binds = append(host.Binds, def.File+":"+target+":ro")
 	}
 	for _, c := range s.Configs {
 		def, ok := r.configs[c.Source]
-		if !ok || def.File == "" || bool(def.External) {
-			return unsupported(s.Name, "configs", fmt.Sprintf("config %q is not a file (only file configs are mounted)", c.Source))
+		if err := fileBind(host, s.Name, "config", c.Source, c.Target, "/", types.FileObjectConfig(def), ok); err != nil {
+			return err
 		}
-		target := c.Target
-		if target == "" {
-			target = "/" + c.Source
-		}
-		host.Binds = append(host.Binds, def.File+":"+target+":ro")
 	}
+	return nil
+}
+
+// fileBind mounts a file secret or config read-only at its target (relative targets go under
+// dir, as compose does); secrets and configs from the environment or inline content are not
+// mounted.
+func fileBind(host *container.HostConfig, service, kind, source, target, dir string, def types.FileObjectConfig, defined bool) error {
+	if !defined || def.File == "" || bool(def.External) {
+		return unsupported(service, kind+"s", fmt.Sprintf("%s %q is not a file (only file %ss are mounted)", kind, source, kind))
+	}
+	if target == "" {
+		target = source
+	}
+	if !strings.HasPrefix(target, "/") {
+		target = dir + target
+	}
+	host.Binds = append(host.Binds, def.File+":"+target+":ro")
 	return nil
 }
 
@@ -379,10 +382,7 @@ func networking(spec *createSpec, s types.ServiceConfig, r refs) error {
 		spec.host.NetworkMode = container.NetworkMode(mode)
 		return nil
 	}
-	keys := make([]string, 0, len(s.Networks))
-	for k := range s.Networks {
-		keys = append(keys, k)
-	}
+	keys := slices.Sorted(maps.Keys(s.Networks))
 	sort.SliceStable(keys, func(i, j int) bool {
 		pi, pj := priority(s.Networks[keys[i]]), priority(s.Networks[keys[j]])
 		if pi != pj {

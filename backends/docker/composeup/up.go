@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"sync"
 
@@ -14,6 +16,8 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+
+	"github.com/rangekeeper/rangekeeper/backends/docker"
 )
 
 // Options tune a stand-up.
@@ -215,12 +219,7 @@ func usedNetworks(p *types.Project) []string {
 			used[k] = true
 		}
 	}
-	keys := make([]string, 0, len(used))
-	for k := range used {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(used))
 }
 
 func createNetworks(ctx context.Context, cli *client.Client, p *types.Project, labels map[string]string, st *Stack, names map[string]string, say func(string, ...any)) error {
@@ -240,7 +239,7 @@ func createNetworks(ctx context.Context, cli *client.Client, p *types.Project, l
 			opts := client.NetworkCreateOptions{
 				Driver: def.Driver, Internal: def.Internal, Attachable: def.Attachable, EnableIPv6: def.EnableIPv6,
 				EnableIPv4: def.EnableIPv4, Options: def.DriverOpts,
-				Labels: merged(def.Labels, labels, map[string]string{LabelProject: p.Name, LabelNetwork: key}),
+				Labels: merged(def.Labels, labels, map[string]string{docker.LabelProject: p.Name, docker.LabelNetwork: key}),
 			}
 			if opts.Driver == "" {
 				opts.Driver = "bridge"
@@ -293,12 +292,7 @@ func ipamConfig(c types.IPAMConfig) *network.IPAM {
 }
 
 func createVolumes(ctx context.Context, cli *client.Client, p *types.Project, labels map[string]string, st *Stack, names map[string]string, say func(string, ...any)) error {
-	keys := make([]string, 0, len(p.Volumes))
-	for k := range p.Volumes {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(p.Volumes)) {
 		def := p.Volumes[key]
 		if def.External {
 			name := def.Name
@@ -313,7 +307,7 @@ func createVolumes(ctx context.Context, cli *client.Client, p *types.Project, la
 		}
 		name := ResourceName(p.Name, key)
 		_, err := cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: name, Driver: def.Driver, DriverOpts: def.DriverOpts,
-			Labels: merged(def.Labels, labels, map[string]string{LabelProject: p.Name, LabelVolume: key})})
+			Labels: merged(def.Labels, labels, map[string]string{docker.LabelProject: p.Name, docker.LabelVolume: key})})
 		if err != nil {
 			return fmt.Errorf("volumes.%s: create %s: %w", key, name, err)
 		}
@@ -358,12 +352,7 @@ func startContainer(ctx context.Context, cli *client.Client, p *types.Project, s
 
 // awaitDependencies blocks until every dependency of s meets its depends_on condition.
 func awaitDependencies(ctx context.Context, cli *client.Client, st *Stack, s types.ServiceConfig) error {
-	deps := make([]string, 0, len(s.DependsOn))
-	for d := range s.DependsOn {
-		deps = append(deps, d)
-	}
-	sort.Strings(deps)
-	for _, d := range deps {
+	for _, d := range slices.Sorted(maps.Keys(s.DependsOn)) {
 		cond := s.DependsOn[d].Condition
 		if cond != types.ServiceConditionHealthy && cond != types.ServiceConditionCompletedSuccessfully {
 			continue
