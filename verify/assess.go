@@ -234,7 +234,7 @@ func (r *run) dnsCheck(m string, mt MemberTargets, probed bool, dns []facts.NetR
 	var ev []string
 	for _, e := range r.events {
 		if e.Kind == canary.KindDNS && e.OK && strings.HasSuffix(strings.ToLower(e.Name), strings.ToLower(mt.DNSSuffix)) {
-			ev = append(ev, fmt.Sprintf("DNS canary logged a %s query for %s from %s at %s", e.Detail, e.Name, e.Remote, e.Time.Format("15:04:05.000")))
+			ev = append(ev, fmt.Sprintf("DNS canary logged a query (%s) for %s from %s at %s", e.Detail, e.Name, e.Remote, e.Time.Format("15:04:05.000")))
 		}
 	}
 	if res != nil && res.Via != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/probe"
+	"github.com/rangekeeper/rangekeeper/probe/facts"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/verify"
 	"github.com/rangekeeper/rangekeeper/verify/canary"
@@ -57,6 +58,10 @@ func TestRun(t *testing.T) {
 		{name: "proven weakness wins over an unprobed member", opts: verify.Options{Expect: "N2", AllServices: true},
 			reach: map[string]bool{"default 198.51.100.1:100": true}, fail: map[string]string{"scorer": "read-only"},
 			exit: verify.ExitWeaker, reached: []string{"VFY-EGRESS"}, reason: "also could not verify: member scorer: read-only"},
+		{name: "configured egress target counts for N", opts: verify.Options{Expect: "N2", Targets: facts.Targets{Egress: []string{"203.0.113.10:443"}}},
+			reach: map[string]bool{"default 203.0.113.10:443": true}, exit: verify.ExitWeaker, measured: "T0.H1.N0", reached: []string{"VFY-CFG-EGRESS"}, reason: "N is N0"},
+		{name: "configured metadata target", opts: verify.Options{Expect: "N2", Targets: facts.Targets{Metadata: []string{"169.254.169.254:80"}}},
+			reach: map[string]bool{"default 169.254.169.254:80": true}, exit: verify.ExitWeaker, measured: "T0.H1.N2", reached: []string{"VFY-CFG-METADATA"}, reason: "VFY-CFG-METADATA"},
 		{name: "stand-up fails", opts: verify.Options{Expect: "N2"}, upErr: errors.New("image missing"), exit: verify.ExitCouldNotRun, reason: "up: image missing"},
 		{name: "bad --expect", opts: verify.Options{Expect: "N3"}, exit: verify.ExitBadInput, reason: "--expect", noUp: true},
 		{name: "unknown --service", opts: verify.Options{Service: "nope"}, exit: verify.ExitBadInput, reason: `--service "nope": no such service (have default, scorer)`, noUp: true},
