@@ -200,36 +200,51 @@ func Check(ctx context.Context, cfg CheckConfig, w io.Writer) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 2 * time.Second
 	}
+	// Every contact runs at once: the negative control waits out each timeout, and they add up.
+	var wg sync.WaitGroup
 	for _, addr := range cfg.Dial {
-		dctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-		c, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
-		cancel()
-		e := Event{Kind: KindDial, Addr: addr, OK: err == nil}
-		if err != nil {
-			e.Detail = err.Error()
-		} else {
-			c.Close()
-		}
-		log.emit(e)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+			c, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
+			cancel()
+			e := Event{Kind: KindDial, Addr: addr, OK: err == nil}
+			if err != nil {
+				e.Detail = err.Error()
+			} else {
+				c.Close()
+			}
+			log.emit(e)
+		}()
 	}
 	if cfg.DNS != "" && cfg.Name != "" {
-		r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, cfg.DNS)
-		}}
-		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-		addrs, err := r.LookupHost(lctx, cfg.Name)
-		cancel()
-		e := Event{Kind: KindLookup, Addr: cfg.DNS, Name: cfg.Name}
-		switch {
-		case err != nil:
-			e.Detail = err.Error()
-		case len(addrs) > 0 && addrs[0] == Sentinel.String():
-			e.OK, e.Detail = true, "resolved to the sentinel"
-		default:
-			e.Detail = fmt.Sprintf("resolved to %v, not the sentinel", addrs)
-		}
-		log.emit(e)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			log.emit(lookup(ctx, cfg))
+		}()
 	}
+	wg.Wait()
+}
+
+func lookup(ctx context.Context, cfg CheckConfig) Event {
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, cfg.DNS)
+	}}
+	lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	addrs, err := r.LookupHost(lctx, cfg.Name)
+	cancel()
+	e := Event{Kind: KindLookup, Addr: cfg.DNS, Name: cfg.Name}
+	switch {
+	case err != nil:
+		e.Detail = err.Error()
+	case len(addrs) > 0 && addrs[0] == Sentinel.String():
+		e.OK, e.Detail = true, "resolved to the sentinel"
+	default:
+		e.Detail = fmt.Sprintf("resolved to %v, not the sentinel", addrs)
+	}
+	return e
 }
 
 // ErrUsage is a bad command line.

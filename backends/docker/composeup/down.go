@@ -60,41 +60,40 @@ func Down(ctx context.Context, cli *client.Client, label string) (Counts, error)
 	if err != nil {
 		return removed, fmt.Errorf("list containers %s: %w", label, err)
 	}
-	// Containers go in parallel (a few at a time): force-removal waits for each to die, and
-	// a sandbox with its canaries has many.
+	// Containers, then networks, go a few at a time: force-removal waits for each container to
+	// die, and a sandbox with its canaries has many of both.
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, removeParallelism)
-	for _, c := range cs.Items {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(id string) {
-			defer func() { <-sem; wg.Done() }()
-			_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil || cerrdefs.IsNotFound(err):
-				removed.Containers++
-			case strings.Contains(err.Error(), "already in progress"):
-				removed.Containers++ // another remover (e.g. the engine's AutoRemove) is on it
-			default:
-				errs = append(errs, fmt.Errorf("remove container %s: %w", shortID(id), err))
-			}
-		}(c.ID)
+	note := func(counter *int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		*counter++
 	}
-	wg.Wait()
+	inParallel(len(cs.Items), func(i int) {
+		id := cs.Items[i].ID
+		_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		switch {
+		case err == nil || cerrdefs.IsNotFound(err) || strings.Contains(err.Error(), "already in progress"):
+			note(&removed.Containers, nil) // "in progress": another remover (e.g. AutoRemove) is on it
+		default:
+			note(nil, fmt.Errorf("remove container %s: %w", shortID(id), err))
+		}
+	})
 	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("list networks %s: %w", label, err))
 	}
-	for _, n := range ns.Items {
+	inParallel(len(ns.Items), func(i int) {
+		n := ns.Items[i]
 		if err := removeNetwork(ctx, cli, n.ID); err != nil {
-			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
-			continue
+			note(nil, fmt.Errorf("remove network %s: %w", n.Name, err))
+			return
 		}
-		removed.Networks++
-	}
+		note(&removed.Networks, nil)
+	})
 	vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("list volumes %s: %w", label, err))
@@ -107,6 +106,21 @@ func Down(ctx context.Context, cli *client.Client, label string) (Counts, error)
 		removed.Volumes++
 	}
 	return removed, errors.Join(errs...)
+}
+
+// inParallel runs fn(0..n-1) at most removeParallelism at a time.
+func inParallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, removeParallelism)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
 }
 
 // removeNetwork retries briefly: an endpoint of a just-removed container can linger for a moment.
