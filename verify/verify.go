@@ -175,7 +175,7 @@ func (r *run) step(name string, fn func() error) bool {
 		s.Status, s.Error = "failed", err.Error()
 		switch {
 		case errors.Is(err, ErrBadInput):
-			r.res.badInput = err.Error()
+			r.res.badInput = strings.TrimPrefix(err.Error(), ErrBadInput.Error()+": ")
 		case errors.Is(err, context.DeadlineExceeded):
 			r.res.unverified = append(r.res.unverified, fmt.Sprintf("deadline of %s reached during %s: %v", r.o.Timeout, name, err))
 		case errors.Is(err, context.Canceled):

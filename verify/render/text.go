@@ -36,6 +36,10 @@ func Text(w io.Writer, r verify.Result, o TextOptions) error {
 		p.f("  %s", r.SandboxID)
 	}
 	p.f("\n")
+	if r.Exit == verify.ExitBadInput {
+		p.f("  %s: %s\n", paint(outcomeColor[r.Exit], strings.ToUpper(r.Outcome)), r.Reason)
+		return p.err
+	}
 	src := r.ExpectedSource
 	if src != "" {
 		src = " (" + src + ")"
