@@ -25,11 +25,19 @@ func Wait(ctx context.Context, cli *client.Client, st *Stack) error {
 	// A container counts as ready once it was ready in two polls in a row, so one that exits
 	// right after starting is caught here rather than by the probe.
 	seen := map[string]int{}
+	var prevState []string
 	for {
 		var lastState []string
 		settled := true
 		for _, c := range all {
 			ok, state, err := ready(ctx, cli, c, st.awaited[c.Service])
+			if err != nil && ctx.Err() != nil {
+				// The deadline fell inside an engine call: report what the last poll saw.
+				if len(prevState) == 0 {
+					prevState = []string{"not polled yet"}
+				}
+				return fmt.Errorf("not ready (%s): %w", strings.Join(prevState, ", "), ctx.Err())
+			}
 			if err != nil {
 				return err
 			}
@@ -46,6 +54,7 @@ func Wait(ctx context.Context, cli *client.Client, st *Stack) error {
 		if settled {
 			return nil
 		}
+		prevState = lastState
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("not ready (%s): %w", strings.Join(lastState, ", "), ctx.Err())
