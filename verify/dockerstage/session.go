@@ -76,9 +76,11 @@ func (s *session) Up(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stand up %s: %w", s.project.Name, err)
 	}
-	// The controls start only once every sandbox network exists: while the engine creates a
-	// network it re-arranges its FORWARD rules, and a packet in that moment can slip past the
-	// isolation of an internal network (seen on 20.10). They run while the sandbox settles.
+	// The controls start only once every sandbox network exists, and run while the sandbox
+	// settles. Started alongside the sandbox's network creation, the internal control once
+	// reached the canary on 20.10 (suspected: the engine re-arranging its FORWARD rules for a
+	// new network; a quick churn experiment did not reproduce it), so nothing of ours creates
+	// networks while they run.
 	return s.startControls(ctx)
 }
 
@@ -195,8 +197,7 @@ func mustPort(s string) uint16 {
 }
 
 // Wait waits for the sandbox and then judges the controls. An internal control that reaches
-// the canary is run once more before verify gives up: a rule re-arrangement by the engine
-// (another network created at that moment, by anyone) can let one packet through.
+// the canary is run once more before verify gives up (see Up), and the run says so.
 func (s *session) Wait(ctx context.Context) error {
 	if err := composeup.Wait(ctx, s.d.cli, s.stack); err != nil {
 		return err
