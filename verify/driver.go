@@ -53,6 +53,12 @@ type Session interface {
 	Versions(ctx context.Context) verdict.Versions
 }
 
+// Noter is a Session that learned something during the run worth telling (e.g. a control that
+// had to be repeated); its notes are added to the result.
+type Noter interface {
+	Notes() []string
+}
+
 // Plan is the spec's services as a backend will run them.
 type Plan struct {
 	Project  string        `json:"project"`

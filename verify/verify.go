@@ -126,6 +126,9 @@ func Run(ctx context.Context, o Options, d Deps) (out Result) {
 			r.res.unverified = append(r.res.unverified, fmt.Sprintf("internal error during %s: %v", r.stepName, p))
 			r.res.Notes = append(r.res.Notes, "stack: "+firstFrames(string(debug.Stack()), 12))
 		}
+		if n, ok := r.sess.(Noter); ok {
+			r.res.Notes = append(r.res.Notes, n.Notes()...)
+		}
 		r.teardown(ctx)
 		r.res.Finished = time.Now().UTC()
 		r.res.conclude()

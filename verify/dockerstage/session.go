@@ -53,6 +53,14 @@ type session struct {
 
 	mu       sync.Mutex
 	canaries []canaryRun
+	notes    []string
+}
+
+// Notes are what the session learned while running (verify.Noter).
+func (s *session) Notes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.notes...)
 }
 
 func (s *session) Plan() verify.Plan { return s.plan }
@@ -216,6 +224,9 @@ func (s *session) Wait(ctx context.Context) error {
 					"on this engine verify cannot tell egress from isolation (userland proxy disabled, or a host firewall on the bridges?)", describe(dial), describe(lookup))
 			case !routed && (dial == nil || dial.OK || lookup == nil || lookup.OK):
 				if attempt == 0 {
+					s.mu.Lock()
+					s.notes = append(s.notes, fmt.Sprintf("the internal control reached the outside canary once (%s; %s) and was repeated", describe(dial), describe(lookup)))
+					s.mu.Unlock()
 					if c, err = s.runControl(ctx, i, attempt+1); err != nil {
 						return err
 					}
