@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/compose-spec/compose-go/v2/dotenv"
+	"github.com/spf13/cobra"
+
+	"github.com/rangekeeper/rangekeeper/backends/docker"
+	"github.com/rangekeeper/rangekeeper/probe"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+	"github.com/rangekeeper/rangekeeper/verify"
+	"github.com/rangekeeper/rangekeeper/verify/canary"
+	"github.com/rangekeeper/rangekeeper/verify/dockerstage"
+	"github.com/rangekeeper/rangekeeper/verify/render"
+)
+
+func init() { registerCommand(newVerifyCmd) }
+
+type verifyOptions struct {
+	Spec        string
+	Expect      string
+	Service     string
+	Output      string
+	FailOn      string
+	EnvFiles    []string
+	Set         []string
+	AllServices bool
+	Keep        bool
+	Pull        bool
+	IsolateEnv  bool
+	Timeout     time.Duration
+	Down        string
+	NoColor     bool
+	useColor    bool
+}
+
+func newVerifyCmd(f *factory) *cobra.Command {
+	o := &verifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify SPEC",
+		Short: "Stand a compose spec up on the local Docker engine, prove it holds, tear it down",
+		Long: `Lint SPEC, stand it up under a unique project labelled dev.rangekeeper.verify=<run>, wait until
+it is running (and healthy), run the escape probe in the agent service (default, else x-default,
+else the first; --service to choose, --all-services for every one), check what it reaches among
+canaries verify owns — a listener outside its networks (egress), its DNS path, the host side of
+its bridges, the scorer — compare the measured T.H.N profile with --expect (or x-rangekeeper.expect,
+else the spec's lint profile), and tear everything down, also on failure, timeout and Ctrl-C.
+
+Variables for interpolation (SAMPLE_METADATA_* and others) come, as with compose, from
+--env-file (default: .env next to SPEC) overridden by this process's environment (unless
+--isolate-env); --set wins over both.
+
+Exit status: 0 holds, 1 weaker than expected or a finding at/above --fail-on, 2 bad input,
+3 could not verify (engine, image, deadline, interrupted).`,
+		Args:          cobra.RangeArgs(0, 1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.Spec = args[0]
+			}
+			if o.Spec == "" && o.Down == "" {
+				return exitWith(2, "verify: want SPEC (or --down RUN)")
+			}
+			_, noColor := os.LookupEnv("NO_COLOR")
+			o.useColor = f.StdoutTTY() && !noColor && !o.NoColor
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return runVerify(ctx, f, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Expect, "expect", "", "expected profile, e.g. T0.H1.N2 or ...N2 (default: x-rangekeeper.expect, else the lint profile)")
+	fl.StringVar(&o.Service, "service", "", "the agent service (default: Inspect's rule)")
+	fl.StringVarP(&o.Output, "output", "o", "text", "output: text, json, sarif or junit")
+	fl.StringVar(&o.FailOn, "fail-on", "high", "exit 1 when a finding is at least: critical, high, medium, low or info")
+	fl.StringArrayVar(&o.EnvFiles, "env-file", nil, "file of KEY=VALUE variables for interpolation (repeatable)")
+	fl.StringArrayVar(&o.Set, "set", nil, "KEY=VALUE variable for interpolation (repeatable; wins over every other source)")
+	fl.BoolVar(&o.AllServices, "all-services", false, "probe every service, not only the agent")
+	fl.BoolVar(&o.Keep, "keep", false, "leave the sandbox and canaries for inspection and print how to remove them")
+	fl.BoolVar(&o.Pull, "pull", false, "let the engine pull missing images (default: they must be present)")
+	fl.BoolVar(&o.IsolateEnv, "isolate-env", false, "ignore this process's environment: variables only from --env-file and --set")
+	fl.DurationVar(&o.Timeout, "timeout", verify.DefaultTimeout, "deadline for standing up, waiting and probing (teardown has its own)")
+	fl.StringVar(&o.Down, "down", "", "remove what a kept or interrupted run left (a run ID, or all)")
+	fl.BoolVar(&o.NoColor, "no-color", false, "never colour the text output")
+	return cmd
+}
+
+func runVerify(ctx context.Context, f *factory, o *verifyOptions) error {
+	out := strings.ToLower(o.Output)
+	switch out {
+	case "text", "json", "sarif", "junit":
+	default:
+		return exitWith(2, fmt.Sprintf("unknown --output %q (want text, json, sarif or junit)", o.Output))
+	}
+	failOn, err := catalog.ParseSeverity(o.FailOn)
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	if cfg.ReadOnly {
+		return exitWith(2, "verify creates and removes containers on the engine; refused in read-only mode")
+	}
+	b, err := docker.New(docker.Endpoint{}, docker.Options{})
+	if err != nil {
+		return exitWith(3, "could not verify: "+err.Error())
+	}
+	defer b.Close()
+	drv, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: canary.Binary, Pull: o.Pull})
+	if err != nil {
+		return exitWith(3, "could not verify: "+err.Error())
+	}
+	if o.Down != "" {
+		return verifyDown(ctx, f, drv, o.Down)
+	}
+	env, err := verifyEnv(o)
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	runID := verify.NewRunID()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopSignals := onSignals(f, drv, runID, cancel)
+	defer stopSignals()
+	deps := verify.Deps{Driver: drv, Prober: dockerstage.Prober(b, func() ([]byte, error) { bin, _, err := probe.Binary(); return bin, err })}
+	if db, err := f.State(); err == nil {
+		deps.Recorder = &verify.StateRecorder{DB: db}
+	} else {
+		fmt.Fprintf(f.ErrOut, "verify: not recording this run (%v)\n", err)
+	}
+	res := verify.Run(ctx, verify.Options{
+		Spec: o.Spec, Expect: o.Expect, Service: o.Service, AllServices: o.AllServices, FailOn: failOn, Env: env,
+		Targets: probe.TargetsFrom(cfg.Probe), Timeout: o.Timeout, Keep: o.Keep, RunID: runID,
+		Progress: func(s verify.Step) { verifyProgress(f, s) },
+	}, deps)
+	switch out {
+	case "json":
+		err = render.JSON(f.Out, res)
+	case "sarif":
+		err = render.SARIF(f.Out, res, render.SARIFOptions{Version: version})
+	case "junit":
+		err = render.JUnit(f.Out, res)
+	default:
+		err = render.Text(f.Out, res, render.TextOptions{Color: o.useColor})
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case res.Exit == verify.ExitHolds:
+		return nil
+	case out == "text":
+		return exitWith(res.Exit, "") // the reason is the report's last line
+	}
+	return exitWith(res.Exit, res.Outcome+": "+res.Reason)
+}
+
+// verifyEnv assembles the interpolation variables with compose's precedence (the process's
+// environment over the env file), then --set over both. Values are never printed.
+func verifyEnv(o *verifyOptions) (map[string]string, error) {
+	env := map[string]string{}
+	files := o.EnvFiles
+	if len(files) == 0 && o.Spec != "" {
+		if def := filepath.Join(filepath.Dir(o.Spec), ".env"); fileExists(def) {
+			files = []string{def}
+		}
+	}
+	if len(files) > 0 {
+		fromFiles, err := dotenv.GetEnvFromFile(map[string]string{}, files)
+		if err != nil {
+			return nil, fmt.Errorf("--env-file: %v", err)
+		}
+		for k, v := range fromFiles {
+			env[k] = v
+		}
+	}
+	if !o.IsolateEnv {
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+				env[k] = v
+			}
+		}
+	}
+	for _, kv := range o.Set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--set %q: want KEY=VALUE", redactAfterEquals(kv))
+		}
+		env[k] = v
+	}
+	return env, nil
+}
+
+func redactAfterEquals(kv string) string {
+	if k, _, ok := strings.Cut(kv, "="); ok {
+		return k + "=…"
+	}
+	return kv
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+func verifyProgress(f *factory, s verify.Step) {
+	switch s.Status {
+	case "":
+		fmt.Fprintf(f.ErrOut, "verify: %s…\n", s.Name)
+	case "failed":
+		fmt.Fprintf(f.ErrOut, "verify: %s failed after %s: %s\n", s.Name, time.Duration(s.DurationMS)*time.Millisecond, s.Error)
+	}
+}
+
+// onSignals makes the first Ctrl-C (or SIGTERM) cancel the run, which then tears down; a second
+// one leaves at once, saying how to remove what is left. The returned func stops listening.
+func onSignals(f *factory, drv *dockerstage.Driver, runID string, cancel context.CancelFunc) func() {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintf(f.ErrOut, "verify: stopping; tearing down run %s (interrupt again to leave it and remove it later)\n", runID)
+		cancel()
+		select {
+		case <-sigs:
+			fmt.Fprintf(f.ErrOut, "verify: left run %s; remove it with: %s\n", runID, drv.RemoveCommand(runID))
+			os.Exit(verify.ExitCouldNotRun)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(sigs); close(done) }
+}
+
+// verifyDown removes one run's leftovers, or every run's and the cached canary images.
+func verifyDown(ctx context.Context, f *factory, drv *dockerstage.Driver, which string) error {
+	runs := []string{which}
+	if which == "all" {
+		var err error
+		if runs, err = drv.Runs(ctx); err != nil {
+			return exitWith(3, "could not list verify runs: "+err.Error())
+		}
+	}
+	var failed []string
+	for _, id := range runs {
+		removed, left, err := drv.Teardown(ctx, id)
+		fmt.Fprintf(f.Out, "run %s: removed %s\n", id, removed)
+		if err != nil || !left.Zero() {
+			failed = append(failed, fmt.Sprintf("%s: %v left (%v)", id, left, err))
+		}
+	}
+	if which == "all" {
+		n, err := drv.RemoveCanaryImages(ctx)
+		fmt.Fprintf(f.Out, "removed %d canary image(s)\n", n)
+		if err != nil {
+			failed = append(failed, "canary images: "+err.Error())
+		}
+	}
+	sort.Strings(failed)
+	if len(failed) > 0 {
+		return exitWith(3, strings.Join(failed, "; "))
+	}
+	return nil
+}
