@@ -51,7 +51,9 @@ var actionSpecs = map[Action]ActionSpec{
 	ActionExec:           {Mutating: true, Implemented: implements[Executor]},
 	ActionCopy:           {Mutating: true, Implemented: implements[Copier]},
 	ActionProbe:          {Mutating: true, Needs: []Action{ActionExec, ActionCopy}},
-	ActionRecover:        {Mutating: true}, // exec and probe records recover on any backend; others need a Recoverer
+	// Every backend, deliberately: the action layer recovers probe records itself (through exec)
+	// and asks a Recoverer for the rest, saying so when the backend has none.
+	ActionRecover: {Mutating: true, Implemented: func(Backend) bool { return true }},
 }
 
 // Spec returns an action kind's declaration; ok is false for an unknown kind.

@@ -83,8 +83,8 @@ func TestDestructiveCommandsRefuseToPromptWithoutATerminal(t *testing.T) {
 	}
 	// Read-only mode refuses even with --yes, and the journal says so.
 	_, _, err = run(t, "", "--state", state, "--read-only", "teardown", "--yes", project)
-	if exitCode(err) != 1 {
-		t.Fatalf("read-only teardown = %v; want exit 1", err)
+	if exitCode(err) != 2 {
+		t.Fatalf("read-only teardown = %v; want exit 2 like every refusal", err)
 	}
 	out, _, err := run(t, "", "--state", state, "journal", "-o", "json")
 	if err != nil || !strings.Contains(out, `"outcome": "refused"`) || !strings.Contains(out, "read-only") {
