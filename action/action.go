@@ -92,10 +92,11 @@ type Layer struct {
 	journal  Journal
 	opts     Options
 
-	mu    sync.Mutex
-	busy  map[string]*Task
-	tasks []*Task // bounded history, newest last
-	seq   int
+	mu     sync.Mutex
+	busy   map[string]*Task
+	tasks  []*Task // bounded history, newest last
+	seq    int
+	staged map[string]staged // sandboxes an action of the layer stood up itself (verify)
 }
 
 // MaxTasks bounds the task history.
@@ -167,16 +168,7 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	if err != nil {
 		return fmt.Errorf("%s %s: journal unavailable, not acting: %w", req.Action, req.SandboxID, err)
 	}
-	outcome := func(result string, err error) error {
-		e := state.Entry{Operator: who.Operator, Action: string(req.Action), Target: req.SandboxID, Phase: state.PhaseOutcome, Intent: intent.Seq, Outcome: result}
-		if err != nil {
-			e.Error = err.Error()
-		}
-		if _, jerr := l.journal.Append(e); jerr != nil && err == nil {
-			return fmt.Errorf("%s %s succeeded but its outcome could not be journaled: %w", req.Action, req.SandboxID, jerr)
-		}
-		return err
-	}
+	outcome := func(result string, err error) error { return l.outcome(req, intent.Seq, result, nil, err) }
 	if err := l.Check(req); err != nil {
 		return outcome(state.OutcomeRefused, err)
 	}
@@ -216,10 +208,27 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	return outcome(result, runErr)
 }
 
+// outcome journals the outcome of req's intent (with params learned while acting) and returns
+// err, or an error saying the outcome could not be journaled.
+func (l *Layer) outcome(req Request, intent uint64, result string, params map[string]string, err error) error {
+	e := state.Entry{Operator: req.Identity.Operator, Action: string(req.Action), Target: req.SandboxID, Params: params,
+		Phase: state.PhaseOutcome, Intent: intent, Outcome: result}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	if _, jerr := l.journal.Append(e); jerr != nil && err == nil {
+		return fmt.Errorf("%s %s succeeded but its outcome could not be journaled: %w", req.Action, req.SandboxID, jerr)
+	}
+	return err
+}
+
 // lookup resolves the request's sandbox. A recover or a snapshot deletion may name one that is
 // gone from the fleet (a revert cut short after it removed every member; an orphaned snapshot),
 // found by its backend's name.
 func (l *Layer) lookup(req Request) (backends.Backend, backends.Sandbox, bool) {
+	if b, sb, ok := l.stagedLookup(req.SandboxID); ok {
+		return b, sb, true
+	}
 	b, sb, ok := l.resolver.Lookup(req.SandboxID)
 	if ok || req.Action != backends.ActionRecover && req.Action != backends.ActionDeleteSnapshot {
 		return b, sb, ok

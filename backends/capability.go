@@ -23,6 +23,9 @@ const (
 	ActionReset          Action = "reset"   // recreate members fresh from their images (Kubernetes)
 	ActionProbe          Action = "probe"   // needs exec + copy
 	ActionRecover        Action = "recover" // finish or roll back an interrupted action from its write-ahead record
+	// ActionVerify stands a spec up, probes it and tears it down (rangekeeper verify): it acts on
+	// a spec, not on a sandbox of the fleet, and creates and removes containers on the engine.
+	ActionVerify Action = "verify"
 )
 
 // ActionSpec is everything the layers above need to know about an action kind. Every kind is
@@ -54,6 +57,8 @@ var actionSpecs = map[Action]ActionSpec{
 	// Every backend, deliberately: the action layer recovers probe records itself (through exec)
 	// and asks a Recoverer for the rest, saying so when the backend has none.
 	ActionRecover: {Mutating: true, Implemented: func(Backend) bool { return true }},
+	// A backend verify stands specs up on must let it probe what it stood up.
+	ActionVerify: {Mutating: true, Needs: []Action{ActionProbe}},
 }
 
 // Spec returns an action kind's declaration; ok is false for an unknown kind.

@@ -32,6 +32,9 @@ type Request struct {
 	Member   string           // "" : Inspect's default member
 	Versions verdict.Versions // versions the operator gave; the backend fills the rest when it can
 	Timeout  time.Duration    // overrides Pipeline.Timeout when set
+	// Targets, when set, replace the pipeline's for this probe: verify points the probe at
+	// canaries it owns (and adds the configured targets itself).
+	Targets *facts.Targets
 }
 
 // Probe runs the pipeline on sb through b's exec and copy capabilities. A sandbox that could not
@@ -48,7 +51,11 @@ func (p *Pipeline) Probe(ctx context.Context, b backends.Backend, sb backends.Sa
 	defer cancel()
 	ex, _ := b.(backends.Executor)
 	cp, _ := b.(backends.Copier)
-	res, err := RunWith(ctx, ex, cp, sb.ID, req.Member, p.Binary, p.Targets, Options{})
+	targets := p.Targets
+	if req.Targets != nil {
+		targets = *req.Targets
+	}
+	res, err := RunWith(ctx, ex, cp, sb.ID, req.Member, p.Binary, targets, Options{})
 	if err != nil {
 		return Report{SandboxID: sb.ID, Member: req.Member, Result: res}, err
 	}

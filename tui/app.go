@@ -16,6 +16,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/verify"
 	"github.com/rangekeeper/rangekeeper/views/cmdline"
 	"github.com/rangekeeper/rangekeeper/views/fleet"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
@@ -44,6 +45,10 @@ type Options struct {
 	StatsEvery time.Duration
 	// BackgroundWait is how long to wait for the terminal's background colour answer; 0: 300 ms.
 	BackgroundWait time.Duration
+
+	// Verify runs `verify` on a spec from the author (as a task of the action layer); nil: the
+	// author's verify key says it is not available.
+	Verify func(ctx context.Context, o verify.Options) verify.Result
 }
 
 // FPS is the renderer's frame cap. Bubble Tea's renderer ticks at this rate even when idle, and

@@ -4,6 +4,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/verify"
 	"github.com/rangekeeper/rangekeeper/views/author"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 )
@@ -25,4 +26,16 @@ func Author(o AuthorOptions) tea.Model {
 		opts.Drafts = o.Drafts
 	}
 	return author.New(opts)
+}
+
+// authorVerify is the author's verify key: the session's verify runner on the buffer, bound to
+// the program's context (quitting cancels the run, which then tears down).
+func (m *Model) authorVerify() author.VerifyFunc {
+	run, ctx := m.opts.Verify, m.ctx
+	if run == nil {
+		return nil
+	}
+	return func(specPath, as string, progress func(verify.Step)) verify.Result {
+		return run(ctx, verify.Options{Spec: specPath, As: as, Progress: progress})
+	}
 }

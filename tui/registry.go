@@ -79,6 +79,7 @@ var registry = []entry{
 		if m.opts.State != nil {
 			opts.Drafts = m.opts.State
 		}
+		opts.Verify = m.authorVerify()
 		c.Push(author.NewScreen(opts))
 		return nil
 	}},

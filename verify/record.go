@@ -56,17 +56,12 @@ type StateRecorder struct {
 func (s *StateRecorder) Record(_ context.Context, r Result) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	params := map[string]string{"run": r.RunID, "project": r.Project, "sandbox": r.SandboxID, "backend": r.Backend,
-		"expected": r.Expected.String()}
 	if r.Finished.IsZero() {
-		e, err := s.DB.Append(state.Entry{Action: ActionVerify, Target: HistoryKey(r.Spec), Params: params, Phase: state.PhaseIntent})
+		e, err := s.DB.Append(state.Entry{Action: ActionVerify, Target: HistoryKey(r.Spec), Params: startParams(r), Phase: state.PhaseIntent})
 		s.intent = e.Seq
 		return err
 	}
-	params["measured"], params["outcome"], params["exit"] = r.Measured.String(), r.Outcome, fmt.Sprint(r.Exit)
-	if r.Teardown.Kept {
-		params["kept"] = "true"
-	}
+	params := outcomeParams(r)
 	outcome := state.OutcomeOK
 	switch {
 	case r.Exit == ExitCouldNotRun && strings.Contains(r.Reason, "interrupted"):

@@ -34,7 +34,10 @@ var ErrBadInput = errors.New("bad input")
 
 // Options are one run's inputs.
 type Options struct {
-	Spec        string
+	Spec string
+	// As is the name the result, the project and the history give the spec (default Spec): the
+	// workbench verifies a snapshot of an unsaved buffer under its file's name.
+	As          string
 	Expect      string // --expect; empty: the spec's x-rangekeeper.expect, else its lint profile
 	Service     string // the agent service; empty: Inspect's rule (default, x-default, first)
 	AllServices bool   // probe every service, not only the agent
@@ -79,6 +82,14 @@ func ProjectName(specPath, runID string) string {
 	return "rkv-" + stem + "-" + runID
 }
 
+// name is how results name the spec.
+func (o Options) name() string {
+	if o.As != "" {
+		return o.As
+	}
+	return o.Spec
+}
+
 // run is the state of one Run call.
 type run struct {
 	o    Options
@@ -116,7 +127,7 @@ func Run(ctx context.Context, o Options, d Deps) (out Result) {
 		o.TeardownTimeout = DefaultTeardownTimeout
 	}
 	r := &run{o: o, d: d, roles: map[string]string{}, raw: map[string]probe.Result{}}
-	r.res = &Result{Version: 1, RunID: o.RunID, Spec: o.Spec, Started: time.Now().UTC(), FailOn: o.FailOn,
+	r.res = &Result{Version: 1, RunID: o.RunID, Spec: o.name(), Started: time.Now().UTC(), FailOn: o.FailOn,
 		Axes: []AxisResult{}, Checks: []Check{}, Findings: []Finding{}, Probes: []MemberProbe{}, Steps: []Step{}}
 	if d.Driver != nil {
 		r.res.Backend = d.Driver.Name()
@@ -227,7 +238,7 @@ func memberOf(path string) string {
 }
 
 func (r *run) load(ctx context.Context) error {
-	sess, err := r.d.Driver.Load(ctx, LoadRequest{Spec: r.o.Spec, Env: r.o.Env, RunID: r.o.RunID, Project: ProjectName(r.o.Spec, r.o.RunID)})
+	sess, err := r.d.Driver.Load(ctx, LoadRequest{Spec: r.o.Spec, Env: r.o.Env, RunID: r.o.RunID, Project: ProjectName(r.o.name(), r.o.RunID)})
 	if err != nil {
 		return err
 	}

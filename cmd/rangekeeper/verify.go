@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -13,7 +15,9 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/dotenv"
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
@@ -23,14 +27,17 @@ import (
 	"github.com/rangekeeper/rangekeeper/verify/render"
 )
 
-func init() { registerCommand(newVerifyCmd) }
+func init() { registerCommand(func(f *factory) *cobra.Command { return newVerifyCmd(f, nil) }) }
+
+// verifyOutputs are the -o values, text first (the default).
+var verifyOutputs = []string{"text", "json", "sarif", "junit", "yaml"}
 
 type verifyOptions struct {
 	Spec        string
 	Expect      string
 	Service     string
 	Output      string
-	FailOn      string
+	FailOn      catalog.Severity
 	EnvFiles    []string
 	Set         []string
 	AllServices bool
@@ -40,11 +47,12 @@ type verifyOptions struct {
 	Timeout     time.Duration
 	Down        string
 	NoColor     bool
-	useColor    bool
+	Color       bool // colour the text output: a terminal, no NO_COLOR, no --no-color
 }
 
-func newVerifyCmd(f *factory) *cobra.Command {
+func newVerifyCmd(f *factory, runF func(context.Context, *verifyOptions) error) *cobra.Command {
 	o := &verifyOptions{}
+	var failOn string
 	cmd := &cobra.Command{
 		Use:   "verify SPEC",
 		Short: "Stand a compose spec up on the local Docker engine, prove it holds, tear it down",
@@ -59,6 +67,10 @@ Variables for interpolation (SAMPLE_METADATA_* and others) come, as with compose
 --env-file (default: .env next to SPEC) overridden by this process's environment (unless
 --isolate-env); --set wins over both.
 
+The run is an action of the action layer like a probe: journaled with who asked (intent, outcome
+with the measured profile), refused in read-only mode; its probes go through the layer too, and
+the result is kept in the probe history (` + "`rangekeeper journal --target verify:<abs path>`" + `).
+
 Exit status: 0 holds, 1 weaker than expected or a finding at/above --fail-on, 2 bad input,
 3 could not verify (engine, image, deadline, interrupted).`,
 		Args:          cobra.RangeArgs(0, 1),
@@ -71,20 +83,31 @@ Exit status: 0 holds, 1 weaker than expected or a finding at/above --fail-on, 2 
 			if o.Spec == "" && o.Down == "" {
 				return exitWith(2, "verify: want SPEC (or --down RUN)")
 			}
-			_, noColor := os.LookupEnv("NO_COLOR")
-			o.useColor = f.StdoutTTY() && !noColor && !o.NoColor
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
+			if o.Spec != "" && o.Down != "" {
+				return exitWith(2, "verify: SPEC and --down exclude each other")
 			}
-			return runVerify(ctx, f, o)
+			o.Output = strings.ToLower(o.Output)
+			if !slices.Contains(verifyOutputs, o.Output) {
+				return exitWith(2, fmt.Sprintf("unknown --output %q (want %s)", o.Output, strings.Join(verifyOutputs, ", ")))
+			}
+			sev, err := catalog.ParseSeverity(failOn)
+			if err != nil {
+				return exitWith(2, err.Error())
+			}
+			o.FailOn = sev
+			if o.Timeout <= 0 {
+				return exitWith(2, fmt.Sprintf("--timeout %s: want a positive duration", o.Timeout))
+			}
+			_, noColor := os.LookupEnv("NO_COLOR")
+			o.Color = f.StdoutTTY() && !noColor && !o.NoColor
+			return runOr(cmd, o, runF, func(ctx context.Context, o *verifyOptions) error { return runVerify(ctx, f, o) })
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Expect, "expect", "", "expected profile, e.g. T0.H1.N2 or ...N2 (default: x-rangekeeper.expect, else the lint profile)")
 	fl.StringVar(&o.Service, "service", "", "the agent service (default: Inspect's rule)")
-	fl.StringVarP(&o.Output, "output", "o", "text", "output: text, json, sarif or junit")
-	fl.StringVar(&o.FailOn, "fail-on", "high", "exit 1 when a finding is at least: critical, high, medium, low or info")
+	fl.StringVarP(&o.Output, "output", "o", "text", "output: "+strings.Join(verifyOutputs, ", "))
+	fl.StringVar(&failOn, "fail-on", "high", "exit 1 when a finding is at least: critical, high, medium, low or info")
 	fl.StringArrayVar(&o.EnvFiles, "env-file", nil, "file of KEY=VALUE variables for interpolation (repeatable)")
 	fl.StringArrayVar(&o.Set, "set", nil, "KEY=VALUE variable for interpolation (repeatable; wins over every other source)")
 	fl.BoolVar(&o.AllServices, "all-services", false, "probe every service, not only the agent")
@@ -98,21 +121,11 @@ Exit status: 0 holds, 1 weaker than expected or a finding at/above --fail-on, 2 
 }
 
 func runVerify(ctx context.Context, f *factory, o *verifyOptions) error {
-	out := strings.ToLower(o.Output)
-	switch out {
-	case "text", "json", "sarif", "junit":
-	default:
-		return exitWith(2, fmt.Sprintf("unknown --output %q (want text, json, sarif or junit)", o.Output))
-	}
-	failOn, err := catalog.ParseSeverity(o.FailOn)
-	if err != nil {
-		return exitWith(2, err.Error())
-	}
 	cfg, err := f.Config()
 	if err != nil {
 		return exitWith(2, err.Error())
 	}
-	if cfg.ReadOnly {
+	if cfg.ReadOnly && o.Down == "" {
 		return exitWith(2, "verify creates and removes containers on the engine; refused in read-only mode")
 	}
 	b, err := docker.New(docker.Endpoint{}, docker.Options{})
@@ -131,43 +144,74 @@ func runVerify(ctx context.Context, f *factory, o *verifyOptions) error {
 	if err != nil {
 		return exitWith(2, err.Error())
 	}
+	db, err := f.State()
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
+	// The layer resolves no fleet: verify stages the sandbox it stands up for its own probes.
+	layer, err := f.layer(noFleet{})
+	if err != nil {
+		return exitWith(2, err.Error())
+	}
 	runID := verify.NewRunID()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopSignals := onSignals(f, drv, runID, cancel)
 	defer stopSignals()
-	deps := verify.Deps{Driver: drv, Prober: dockerstage.Prober(b, func() ([]byte, error) { bin, _, err := probe.Binary(); return bin, err })}
-	if db, err := f.State(); err == nil {
-		deps.Recorder = &verify.StateRecorder{DB: db}
-	} else {
-		fmt.Fprintf(f.ErrOut, "verify: not recording this run (%v)\n", err)
-	}
-	res := verify.Run(ctx, verify.Options{
-		Spec: o.Spec, Expect: o.Expect, Service: o.Service, AllServices: o.AllServices, FailOn: failOn, Env: env,
+	who := f.Identity()
+	res := verify.RunAction(ctx, layer, who, db, verify.Options{
+		Spec: o.Spec, Expect: o.Expect, Service: o.Service, AllServices: o.AllServices, FailOn: o.FailOn, Env: env,
 		Targets: probe.TargetsFrom(cfg.Probe), Timeout: o.Timeout, Keep: o.Keep, RunID: runID,
 		Progress: func(s verify.Step) { verifyProgress(f, s) },
-	}, deps)
-	switch out {
-	case "json":
-		err = render.JSON(f.Out, res)
-	case "sarif":
-		err = render.SARIF(f.Out, res, render.SARIFOptions{Version: version})
-	case "junit":
-		err = render.JUnit(f.Out, res)
-	default:
-		err = render.Text(f.Out, res, render.TextOptions{Color: o.useColor})
-	}
-	if err != nil {
+	}, verify.Deps{Driver: drv, Prober: verify.LayerProber(layer, b, who)})
+	if err := writeVerify(f, o, res); err != nil {
 		return err
 	}
+	return verifyExit(o, res)
+}
+
+// writeVerify renders the result in the chosen output.
+func writeVerify(f *factory, o *verifyOptions, res verify.Result) error {
+	switch o.Output {
+	case "json":
+		return render.JSON(f.Out, res)
+	case "yaml":
+		var buf bytes.Buffer
+		if err := render.JSON(&buf, res); err != nil {
+			return err
+		}
+		y, err := yaml.JSONToYAML(buf.Bytes())
+		if err != nil {
+			return err
+		}
+		_, err = f.Out.Write(y)
+		return err
+	case "sarif":
+		return render.SARIF(f.Out, res, render.SARIFOptions{Version: version})
+	case "junit":
+		return render.JUnit(f.Out, res)
+	}
+	return render.Text(f.Out, res, render.TextOptions{Color: o.Color})
+}
+
+// verifyExit is the result's exit status; the text report already ends with the reason.
+func verifyExit(o *verifyOptions, res verify.Result) error {
 	switch {
 	case res.Exit == verify.ExitHolds:
 		return nil
-	case out == "text":
-		return exitWith(res.Exit, "") // the reason is the report's last line
+	case o.Output == "text":
+		return exitWith(res.Exit, "")
 	}
 	return exitWith(res.Exit, res.Outcome+": "+res.Reason)
 }
+
+// noFleet resolves no sandbox: the layer verify runs on knows only what verify stages.
+type noFleet struct{}
+
+func (noFleet) Lookup(string) (backends.Backend, backends.Sandbox, bool) {
+	return nil, backends.Sandbox{}, false
+}
+func (noFleet) Fleet() []backends.Sandbox { return nil }
 
 // verifyEnv assembles the interpolation variables with compose's precedence (the process's
 // environment over the env file), then --set over both. Values are never printed.

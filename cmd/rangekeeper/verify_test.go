@@ -2,10 +2,20 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+	"github.com/rangekeeper/rangekeeper/verify"
 )
 
 // runVerifyCmd runs `verify` with a hermetic config and state file.
@@ -17,7 +27,7 @@ func runVerifyCmd(t *testing.T, config string, args ...string) (stdout, stderr s
 	f.ConfigPath = filepath.Join(dir, "config.yaml")
 	f.StatePath = filepath.Join(dir, "state.db")
 	writeFile(t, f.ConfigPath, config)
-	cmd := newVerifyCmd(f)
+	cmd := newVerifyCmd(f, nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -45,7 +55,9 @@ func TestVerifyBadInput(t *testing.T) {
 		want   string
 	}{
 		{"no spec", "", nil, "want SPEC"},
-		{"unknown output", "", []string{compose, "-o", "xml"}, `unknown --output "xml"`},
+		{"unknown output", "", []string{compose, "-o", "xml"}, `unknown --output "xml" (want text, json, sarif, junit, yaml)`},
+		{"spec and --down", "", []string{compose, "--down", "all"}, "exclude each other"},
+		{"zero timeout", "", []string{compose, "--timeout", "0s"}, "--timeout 0s"},
 		{"unknown severity", "", []string{compose, "--fail-on", "severe"}, `unknown severity "severe"`},
 		{"set without a value", "", []string{compose, "--set", "NOVALUE"}, `--set "NOVALUE": want KEY=VALUE`},
 		{"set without a name hides the value", "", []string{compose, "--set", "=hunter2"}, `--set "=…": want KEY=VALUE`},
@@ -106,5 +118,94 @@ func TestVerifyEnv(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVerifyParse: flags and arguments land in the options (the runF seam: no engine, no state).
+func TestVerifyParse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want verifyOptions
+	}{
+		{"defaults", []string{"compose.yaml"},
+			verifyOptions{Spec: "compose.yaml", Output: "text", FailOn: catalog.SeverityHigh, Timeout: verify.DefaultTimeout}},
+		{"CI gate", []string{"compose.yaml", "--expect", "T0.H1.N2", "-o", "JUnit", "--fail-on", "critical", "--service", "agent", "--all-services", "--timeout", "90s"},
+			verifyOptions{Spec: "compose.yaml", Expect: "T0.H1.N2", Service: "agent", AllServices: true, Output: "junit", FailOn: catalog.SeverityCritical, Timeout: 90 * time.Second}},
+		{"yaml, variables, keep", []string{"c.yaml", "-o", "yaml", "--env-file", "a.env", "--set", "K=V", "--set", "SAMPLE_METADATA_FLAG=x", "--keep", "--pull", "--isolate-env", "--no-color"},
+			verifyOptions{Spec: "c.yaml", Output: "yaml", FailOn: catalog.SeverityHigh, Timeout: verify.DefaultTimeout, EnvFiles: []string{"a.env"},
+				Set: []string{"K=V", "SAMPLE_METADATA_FLAG=x"}, Keep: true, Pull: true, IsolateEnv: true, NoColor: true}},
+		{"down", []string{"--down", "all"}, verifyOptions{Down: "all", Output: "text", FailOn: catalog.SeverityHigh, Timeout: verify.DefaultTimeout}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parse(t, newVerifyCmd, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(deref(o), tc.want) {
+				t.Errorf("options\n got %+v\nwant %+v", deref(o), tc.want)
+			}
+		})
+	}
+}
+
+// TestVerifyExitAndOutputs: every exit status of a result, in every output, without an engine:
+// 0 holds, 1 weaker, 2 bad input, 3 could not verify; text carries the reason in the report,
+// the machine outputs in the error; each output parses and names the run.
+func TestVerifyExitAndOutputs(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "verify", "render", "testdata", "routed-network.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base verify.Result
+	if err := json.Unmarshal(data, &base); err != nil {
+		t.Fatal(err)
+	}
+	for _, exit := range []int{verify.ExitHolds, verify.ExitWeaker, verify.ExitBadInput, verify.ExitCouldNotRun} {
+		for _, out := range verifyOutputs {
+			t.Run(fmt.Sprintf("%d-%s", exit, out), func(t *testing.T) {
+				res := base
+				res.Exit, res.Reason = exit, fmt.Sprintf("reason %d", exit)
+				res.Outcome = map[int]string{0: "holds", 1: "weaker", 2: "bad input", 3: "could not verify"}[exit]
+				var buf bytes.Buffer
+				f := newFactory(strings.NewReader(""), &buf, &buf)
+				o := &verifyOptions{Output: out}
+				if err := writeVerify(f, o, res); err != nil {
+					t.Fatal(err)
+				}
+				got := buf.String()
+				switch out {
+				case "json", "yaml":
+					var back verify.Result
+					raw := []byte(got)
+					if out == "yaml" {
+						if raw, err = yaml.YAMLToJSON(raw); err != nil {
+							t.Fatalf("yaml: %v\n%s", err, got)
+						}
+					}
+					if err := json.Unmarshal(raw, &back); err != nil || back.RunID != base.RunID || back.Exit != exit {
+						t.Fatalf("%s does not read back: %v %+v", out, err, back.RunID)
+					}
+				case "sarif", "junit", "text":
+					if !strings.Contains(got, base.RunID) && !strings.Contains(got, base.Spec) {
+						t.Fatalf("%s names neither the run nor the spec:\n%s", out, got)
+					}
+				}
+				err := verifyExit(o, res)
+				if exit == verify.ExitHolds {
+					if err != nil {
+						t.Fatalf("holds: %v", err)
+					}
+					return
+				}
+				var ee *exitError
+				if !errors.As(err, &ee) || ee.code != exit {
+					t.Fatalf("exit = %v, want %d", err, exit)
+				}
+				if (out == "text") != (ee.msg == "") || out != "text" && !strings.Contains(ee.msg, res.Reason) {
+					t.Errorf("message %q for -o %s", ee.msg, out)
+				}
+			})
+		}
 	}
 }

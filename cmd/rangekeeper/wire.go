@@ -155,8 +155,9 @@ func (f *factory) Actions(ctx context.Context) (*action.Layer, *supervisor.Super
 	return layer, s, err
 }
 
-// layer builds the action layer over a supervisor (the TUI's does not wait for it to be ready).
-func (f *factory) layer(s *supervisor.Supervisor) (*action.Layer, error) {
+// layer builds the action layer over a resolver: the supervisor (the TUI's does not wait for it
+// to be ready), or verify's, which knows only the sandboxes verify stages.
+func (f *factory) layer(s action.Resolver) (*action.Layer, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, err

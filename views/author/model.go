@@ -13,6 +13,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/spec"
 	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/verify"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/lineedit"
 	"github.com/rangekeeper/rangekeeper/views/theme"
@@ -39,6 +40,9 @@ type Options struct {
 	// Observe, if set, receives every lint result from the lint command's goroutine (never
 	// from Update); tests and the fleet view's badge use it.
 	Observe func(spec.Result, error)
+	// Verify, when set, is what the verify key runs on the spec being written; nil: the key says
+	// verify is not available here.
+	Verify VerifyFunc
 }
 
 type mode int
@@ -70,8 +74,12 @@ type Model struct {
 	linted   bool
 	savePath string
 	status   string
-	width    int
-	height   int
+
+	verifying bool           // a verify run is in progress
+	steps     []verify.Step  // its steps so far (or the last run's)
+	verified  *verify.Result // a finished run not yet shown in the report view
+	width     int
+	height    int
 }
 
 // New builds the author screen.
@@ -155,6 +163,9 @@ func (m *Model) lintNow() tea.Cmd {
 
 // Update handles keys and command results.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if cmd, ok := m.verifyMsg(msg); ok {
+		return m, cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -216,7 +227,7 @@ func (m *Model) Typing() bool { return m.edit || m.mode == modeSavePrompt }
 func (m *Model) Bindings() []keymap.Name { return bindings }
 
 var bindings = []keymap.Name{keymap.Up, keymap.Down, keymap.Focus, keymap.Select, keymap.Open, keymap.Fix,
-	keymap.NextWarning, keymap.Save, keymap.Quit, keymap.Back, keymap.Yes}
+	keymap.NextWarning, keymap.Save, keymap.Quit, keymap.Back, keymap.Yes, keymap.Verify}
 
 func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	km := m.keys
@@ -282,6 +293,8 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case is(k, keymap.Fix):
 		return m, m.applyFix()
+	case is(k, keymap.Verify):
+		return m, m.verifyKey()
 	}
 	if m.mode == modeFile {
 		switch {

@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/views/probereport"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 )
 
@@ -35,6 +36,9 @@ func (s *Screen) Typing() bool { return s.m.Typing() }
 func (s *Screen) Update(c *screen.Context, msg tea.Msg) tea.Cmd {
 	s.m.keys, s.m.width, s.m.height = c.Keys, c.Width, c.Height
 	_, cmd := s.m.Update(msg)
+	if res, ok := s.m.TakeVerified(); ok {
+		c.Push(probereport.ForVerify(res))
+	}
 	if s.m.closed {
 		s.m.closed = false
 		c.Pop()

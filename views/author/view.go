@@ -60,7 +60,13 @@ func (m *Model) render() string {
 	if m.mode == modeFile {
 		keys = screen.Hints(km.Labels(keymap.Down, keymap.Up)+" finding", hint(keymap.Fix, "fix (keeps comments)"), hint(keymap.Save, "save"), hint(keymap.Quit, "quit"))
 	}
+	if m.opts.Verify != nil {
+		keys = screen.Hints(keys, hint(keymap.Verify, "verify"))
+	}
 	b.WriteString(m.th.Dim.Render(keys) + "\n")
+	if l := m.verifyLine(); l != "" {
+		b.WriteString(l + "\n")
+	}
 	if m.status != "" {
 		b.WriteString(m.status + "\n")
 	}

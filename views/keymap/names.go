@@ -45,6 +45,7 @@ const (
 	Fix         Name = "fix"
 	NextWarning Name = "next-warning"
 	Save        Name = "save"
+	Verify      Name = "verify" // stand the spec up on the engine, prove it holds, tear it down
 
 	// dialog
 	Focus Name = "focus"
@@ -114,6 +115,7 @@ func Default() *Map {
 		{Name: Fix, Keys: []string{"f"}, Help: "fix the warning", Group: GroupAuthor},
 		{Name: NextWarning, Keys: []string{"n"}, Help: "next warning", Group: GroupAuthor},
 		{Name: Save, Keys: []string{"w"}, Help: "save", Group: GroupAuthor},
+		{Name: Verify, Keys: []string{"V"}, Help: "verify on the engine", Group: GroupAuthor},
 		{Name: Focus, Keys: []string{"tab", "shift+tab"}, Help: "next field / button", Group: GroupDialog},
 		{Name: Yes, Keys: []string{"y"}, Help: "yes", Group: GroupDialog},
 		{Name: No, Keys: []string{"n"}, Help: "no", Group: GroupDialog},

@@ -12,6 +12,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
+	"github.com/rangekeeper/rangekeeper/verify"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/views/theme"
@@ -31,6 +32,7 @@ type Model struct {
 	Theme theme.Theme
 
 	report       probe.Report
+	verify       *verify.Result    // set when the report is a verify run's (ForVerify)
 	rows         []verdict.Verdict // sorted worst first
 	changes      []probe.Change
 	lastProbed   time.Time // previous run's time, zero when this is the first

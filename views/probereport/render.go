@@ -20,7 +20,7 @@ func (m Model) headLines() []string {
 	if r.Member != "" {
 		title += " · " + r.Member
 	}
-	lines := []string{title}
+	lines := append(m.verifyLines(), title)
 	when := "probed " + r.Time.UTC().Format("2006-01-02 15:04 UTC")
 	if !m.lastProbed.IsZero() {
 		when += " · previous " + m.lastProbed.UTC().Format("2006-01-02 15:04 UTC")
