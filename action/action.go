@@ -197,15 +197,20 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	})
 	runErr := fn(ctx, b, sb)
 	g.end(runErr)
-	result := state.OutcomeOK
-	switch {
-	case runErr != nil && (errors.Is(runErr, context.Canceled) || ctx.Err() != nil):
-		result = state.OutcomeCancelled
-	case runErr != nil:
-		result = state.OutcomeFailed
-	}
+	result := resultOf(ctx, runErr)
 	l.release(task, result, runErr)
 	return outcome(result, runErr)
+}
+
+// resultOf is the journal outcome of an action that returned err with ctx.
+func resultOf(ctx context.Context, err error) string {
+	switch {
+	case err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil):
+		return state.OutcomeCancelled
+	case err != nil:
+		return state.OutcomeFailed
+	}
+	return state.OutcomeOK
 }
 
 // outcome journals the outcome of req's intent (with params learned while acting) and returns

@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -77,13 +76,7 @@ func (l *Layer) Verify(ctx context.Context, req Request, fn func(ctx context.Con
 		backends.Progress(callerProgress, "%s", step)
 	})
 	params, runErr := fn(ctx)
-	result := state.OutcomeOK
-	switch {
-	case runErr != nil && (errors.Is(runErr, context.Canceled) || ctx.Err() != nil):
-		result = state.OutcomeCancelled
-	case runErr != nil:
-		result = state.OutcomeFailed
-	}
+	result := resultOf(ctx, runErr)
 	l.release(task, result, runErr)
 	return l.outcome(req, intent.Seq, result, params, runErr)
 }

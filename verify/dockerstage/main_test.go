@@ -11,10 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/backends/docker/composeup"
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
+	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
+	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/verify"
 	"github.com/rangekeeper/rangekeeper/verify/dockerstage"
 )
@@ -70,8 +74,15 @@ func binaries(t testing.TB) (probeBin, canaryBin []byte) {
 	return read("rangekeeper-probe"), read("rangekeeper-canary")
 }
 
-// deps wires the real Docker backend, the canary and today's probe pipeline.
+// deps wires the real Docker backend, the canary and the probe pipeline behind an action layer.
 func deps(t testing.TB) verify.Deps {
+	t.Helper()
+	d, _ := depsDB(t)
+	return d
+}
+
+// depsDB is deps with the state file the layer journals to and keeps probe history in.
+func depsDB(t testing.TB) (verify.Deps, *state.DB) {
 	t.Helper()
 	dockertest.Engine(t)
 	probeBin, canaryBin := binaries(t)
@@ -85,8 +96,35 @@ func deps(t testing.TB) verify.Deps {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return verify.Deps{Driver: d, Prober: dockerstage.Prober(b, func() ([]byte, error) { return probeBin, nil })}
+	dir := t.TempDir()
+	prober, db, err := throughLayer(b, probeBin, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return verify.Deps{Driver: d, Prober: prober}, db
 }
+
+// throughLayer is the CLI's road to the probe: an action layer journaling to a state file in
+// dir (its host locks there too), whose probe pipeline verify's probes go through.
+func throughLayer(b *docker.Backend, probeBin []byte, dir string) (verify.Prober, *state.DB, error) {
+	db, err := state.Open(filepath.Join(dir, "state.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	who := action.Identity{Operator: "verify-test", Transport: action.TransportStandalone}
+	l := action.New(noFleet{}, db, action.Options{Identity: who, LockDir: dir,
+		Prober: &probe.Pipeline{Binary: probeBin, History: db}})
+	return verify.LayerProber(l, b, who), db, nil
+}
+
+// noFleet resolves nothing: the layer knows only the sandbox verify stages.
+type noFleet struct{}
+
+func (noFleet) Lookup(string) (backends.Backend, backends.Sandbox, bool) {
+	return nil, backends.Sandbox{}, false
+}
+func (noFleet) Fleet() []backends.Sandbox { return nil }
 
 // options are a run of testdata/spec with the test image and extra variables.
 func options(t testing.TB, spec string, vars map[string]string) verify.Options {
@@ -111,9 +149,18 @@ func remaining(t testing.TB, runID string) composeup.Counts {
 // run verifies and asserts the engine holds nothing of the run afterwards.
 func run(t *testing.T, o verify.Options) verify.Result {
 	t.Helper()
-	d := deps(t)
+	d, db := depsDB(t)
 	t.Cleanup(func() { _, _, _ = d.Driver.Teardown(context.Background(), o.RunID) })
 	res := verify.Run(context.Background(), o, d)
+	if len(res.Probes) > 0 { // the probe went through the layer: journaled, its report in history
+		es, err := db.Journal(state.JournalQuery{Target: res.SandboxID})
+		if err != nil || len(es) != 2 || es[0].Action != "probe" || es[1].Operator != "verify-test" || es[1].Outcome != state.OutcomeOK {
+			t.Errorf("the probe's journal entries %+v, %v", es, err)
+		}
+		if recs, err := db.Probes(res.SandboxID, 0); err != nil || len(recs) != 1 {
+			t.Errorf("the probe's history %d, %v", len(recs), err)
+		}
+	}
 	if n := remaining(t, o.RunID); !n.Zero() {
 		t.Errorf("after the run the engine still holds %v with the run label", n)
 	}

@@ -64,7 +64,19 @@ func childMain() int {
 				fmt.Println("STEP", s.Name)
 			}
 		}}
-	res := verify.Run(ctx, o, verify.Deps{Driver: d, Prober: dockerstage.Prober(b, func() ([]byte, error) { return read("rangekeeper-probe"), nil })})
+	dir, err := os.MkdirTemp("", "rkverify-child-")
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	prober, db, err := throughLayer(b, read("rangekeeper-probe"), dir)
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return 2
+	}
+	defer db.Close()
+	res := verify.Run(ctx, o, verify.Deps{Driver: d, Prober: prober})
 	out, _ := json.Marshal(struct {
 		Exit     int
 		Reason   string
