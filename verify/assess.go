@@ -169,8 +169,9 @@ func findNet(pool []facts.NetResult, target string) *facts.NetResult {
 // tcpEvidence lists the canary's logged connections on a tag.
 func (r *run) tcpEvidence(tag string) []string {
 	var out []string
+	since, transient := r.transient[tag]
 	for _, e := range r.events {
-		if e.Kind == canary.KindTCP && e.Tag == tag {
+		if e.Kind == canary.KindTCP && e.Tag == tag && !(transient && e.Time.Before(since)) {
 			out = append(out, fmt.Sprintf("canary logged a connection on %s from %s at %s", e.Addr, e.Remote, e.Time.Format("15:04:05.000")))
 		}
 	}

@@ -75,8 +75,9 @@ func TestRunActionThroughTheLayer(t *testing.T) {
 	if strings.Join(steps, " ") != "lint load up wait arm probe evidence teardown" {
 		t.Errorf("progress %v", steps)
 	}
-	if len(lp.seen) != 1 || lp.seen[0] != res.SandboxID+"/default" {
-		t.Errorf("layer probed %v; want the staged %s", lp.seen, res.SandboxID)
+	// The agent reached the outside canary, so the contact was repeated (confirmEgress).
+	if len(lp.seen) != 2 || lp.seen[0] != res.SandboxID+"/default" || lp.seen[1] != lp.seen[0] {
+		t.Errorf("layer probed %v; want the staged %s twice", lp.seen, res.SandboxID)
 	}
 	if err := l.Check(action.Request{Action: backends.ActionProbe, SandboxID: res.SandboxID}); err == nil {
 		t.Errorf("the sandbox is still staged after the run")
@@ -92,7 +93,7 @@ func TestRunActionThroughTheLayer(t *testing.T) {
 		}
 		got = append(got, e.Action+" "+string(e.Phase)+" "+e.Outcome)
 	}
-	if strings.Join(got, ", ") != "verify intent , probe intent , probe outcome ok, verify outcome ok" {
+	if strings.Join(got, ", ") != "verify intent , probe intent , probe outcome ok, probe intent , probe outcome ok, verify outcome ok" {
 		t.Fatalf("journal %v", got)
 	}
 	first, last := es[0], es[len(es)-1]

@@ -108,6 +108,9 @@ type run struct {
 	versions verdict.Versions
 	axisWhy  map[string][]string
 	stepName string
+	// transient are canary tags whose contact did not repeat (confirmEgress), with the time of
+	// the repeat: their earlier log lines are not evidence of egress.
+	transient map[string]time.Time
 }
 
 // Run verifies one spec and always tears down what it created (unless Options.Keep), also when
@@ -389,7 +392,7 @@ func (r *run) probeMembers(ctx context.Context) error {
 		}
 		r.raw[m] = res
 	}
-	return nil
+	return r.confirmEgress(ctx)
 }
 
 func (r *run) evidence(ctx context.Context) error {

@@ -85,10 +85,11 @@ func (s *session) Up(ctx context.Context) error {
 		return fmt.Errorf("stand up %s: %w", s.project.Name, err)
 	}
 	// The controls start only once every sandbox network exists, and run while the sandbox
-	// settles. Started alongside the sandbox's network creation, the internal control once
-	// reached the canary on 20.10 (suspected: the engine re-arranging its FORWARD rules for a
-	// new network; a quick churn experiment did not reproduce it), so nothing of ours creates
-	// networks while they run.
+	// settles: on Docker 20.10 every bridge network creation deletes and re-inserts FORWARD's
+	// jump to DOCKER-ISOLATION-STAGE-1 (libnetwork's EnsureJumpRule), and a connection from an
+	// internal network opened between the two iptables calls reaches a published port. Nothing
+	// of ours creates networks while they run; other processes still can, hence the repeat in
+	// Wait and verify.confirmEgress for the sandbox's own contacts.
 	return s.startControls(ctx)
 }
 
