@@ -22,6 +22,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/probe/facts"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/verify"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 )
 
@@ -235,6 +236,8 @@ type harnessOpts struct {
 	setupDB  func(db *state.DB)
 	tick     time.Duration // 0: 50 ms
 	fps      int           // 0: the program's default
+	// verify, when set, builds the author's verify runner over the harness's layer and state.
+	verify func(layer *action.Layer, db *state.DB) func(context.Context, verify.Options) verify.Result
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -266,8 +269,12 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	layer := action.New(sup, db, action.Options{ReadOnly: o.readOnly, Identity: action.Identity{Operator: "op@test", Transport: action.TransportStandalone},
 		Prober: fakeProber{db}})
+	var run func(context.Context, verify.Options) verify.Result
+	if o.verify != nil {
+		run = o.verify(layer, db)
+	}
 	m := New(Options{Supervisor: sup, Actions: layer, State: db, Keys: o.keys, NoColor: o.theme == "", ReadOnly: o.readOnly, Theme: o.theme,
-		Now: func() time.Time { return t0 }, Tick: tick, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond})
+		Now: func() time.Time { return t0 }, Tick: tick, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond, Verify: run})
 	fm := &tuitest.Recorder{Model: m}
 	topts := []teatest.TestOption{teatest.WithInitialTermSize(o.w, o.h)}
 	if o.fps > 0 {
