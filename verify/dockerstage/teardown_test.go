@@ -184,9 +184,11 @@ func TestPanicTearsDown(t *testing.T) {
 // the reason, and teardown still removes everything.
 func TestDeadlineTearsDown(t *testing.T) {
 	o := options(t, "never-ready.yaml", nil)
-	o.Timeout = 15 * time.Second
+	// Long enough for the stand-up on a loaded 2-core host (15 s once ran out during up there),
+	// so the deadline falls in wait, whose message names what was not ready.
+	o.Timeout = 40 * time.Second
 	res := run(t, o)
-	if res.Exit != verify.ExitCouldNotRun || !strings.Contains(res.Reason, "deadline of 15s reached during wait") ||
+	if res.Exit != verify.ExitCouldNotRun || !strings.Contains(res.Reason, "deadline of 40s reached during wait") ||
 		!strings.Contains(res.Reason, "starting (healthcheck)") {
 		t.Fatalf("exit %d reason %q", res.Exit, res.Reason)
 	}
