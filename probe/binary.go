@@ -1,10 +1,6 @@
 package probe
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-)
+import "github.com/rangekeeper/rangekeeper/internal/staticbin"
 
 // BinaryName is the probe executable's file name (built by `make build` into bin/).
 const BinaryName = "rangekeeper-probe"
@@ -19,27 +15,5 @@ const MaxBinarySize = 16 << 20
 // rangekeeper-probe next to the running executable, or bin/rangekeeper-probe in the working
 // directory, and says where it looked when none exists.
 func Binary() ([]byte, string, error) {
-	var candidates []string
-	if p := os.Getenv(EnvBinary); p != "" {
-		candidates = append(candidates, p)
-	}
-	if exe, err := os.Executable(); err == nil {
-		candidates = append(candidates, filepath.Join(filepath.Dir(exe), BinaryName))
-	}
-	candidates = append(candidates, filepath.Join("bin", BinaryName))
-	for _, p := range candidates {
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if fi.Size() > MaxBinarySize {
-			return nil, p, fmt.Errorf("probe binary %s is %d bytes, larger than %d: not the probe", p, fi.Size(), MaxBinarySize)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, p, fmt.Errorf("probe binary %s: %w", p, err)
-		}
-		return b, p, nil
-	}
-	return nil, "", fmt.Errorf("probe binary not found (looked in %v); build it with `make build` or set %s: %w", candidates, EnvBinary, os.ErrNotExist)
+	return staticbin.Read(BinaryName, EnvBinary, "probe", MaxBinarySize)
 }

@@ -9,12 +9,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
 // ActionVerify is the journal's action name for a verify run.
-const ActionVerify = "verify"
+const ActionVerify = string(backends.ActionVerify)
 
 // HistoryKey is the probe-history key of a spec's verify runs ("verify:<absolute path>"); it can
 // never collide with a sandbox ID, and the author screen can look a spec's runs up by it.

@@ -1,10 +1,6 @@
 package canary
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-)
+import "github.com/rangekeeper/rangekeeper/internal/staticbin"
 
 // BinaryName is the canary executable's file name (built by `make build` into bin/).
 const BinaryName = "rangekeeper-canary"
@@ -19,23 +15,6 @@ const maxBinarySize = 32 << 20
 // to the running executable, else bin/rangekeeper-canary; it says where it looked when none
 // exists. It builds nothing.
 func Binary() ([]byte, error) {
-	var candidates []string
-	if p := os.Getenv(EnvBinary); p != "" {
-		candidates = append(candidates, p)
-	}
-	if exe, err := os.Executable(); err == nil {
-		candidates = append(candidates, filepath.Join(filepath.Dir(exe), BinaryName))
-	}
-	candidates = append(candidates, filepath.Join("bin", BinaryName))
-	for _, p := range candidates {
-		fi, err := os.Stat(p)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		if fi.Size() > maxBinarySize {
-			return nil, fmt.Errorf("canary binary %s is %d bytes: not the canary", p, fi.Size())
-		}
-		return os.ReadFile(p)
-	}
-	return nil, fmt.Errorf("canary binary not found (looked in %v); build it with `make build` or set %s: %w", candidates, EnvBinary, os.ErrNotExist)
+	b, _, err := staticbin.Read(BinaryName, EnvBinary, "canary", maxBinarySize)
+	return b, err
 }
