@@ -29,6 +29,10 @@ import (
 
 func init() { registerCommand(func(f *factory) *cobra.Command { return newVerifyCmd(f, nil) }) }
 
+// verifyTestLabels are added to everything verify creates; the engine tests set the test labels
+// so a failed run is swept.
+var verifyTestLabels map[string]string
+
 // verifyOutputs are the -o values, text first (the default).
 var verifyOutputs = []string{"text", "json", "sarif", "junit", "yaml"}
 
@@ -133,7 +137,8 @@ func runVerify(ctx context.Context, f *factory, o *verifyOptions) error {
 		return exitWith(3, "could not verify: "+err.Error())
 	}
 	defer b.Close()
-	drv, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: canary.Binary, Pull: o.Pull})
+	drv, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: canary.Binary, Pull: o.Pull,
+		Labels: verifyTestLabels, ImageLabels: verifyTestLabels})
 	if err != nil {
 		return exitWith(3, "could not verify: "+err.Error())
 	}

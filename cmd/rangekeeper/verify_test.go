@@ -22,11 +22,16 @@ import (
 func runVerifyCmd(t *testing.T, config string, args ...string) (stdout, stderr string, code int, msg string) {
 	t.Helper()
 	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "config.yaml"), config)
+	return runVerifyWith(t, filepath.Join(dir, "state.db"), filepath.Join(dir, "config.yaml"), args...)
+}
+
+// runVerifyWith runs `verify` with the given state file and config.
+func runVerifyWith(t *testing.T, statePath, configPath string, args ...string) (stdout, stderr string, code int, msg string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	f := newFactory(strings.NewReader(""), &out, &errOut)
-	f.ConfigPath = filepath.Join(dir, "config.yaml")
-	f.StatePath = filepath.Join(dir, "state.db")
-	writeFile(t, f.ConfigPath, config)
+	f.ConfigPath, f.StatePath = configPath, statePath
 	cmd := newVerifyCmd(f, nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)
