@@ -22,7 +22,10 @@ const transientWhy = "on Docker 20.10 every bridge network created on the engine
 // in between is DNATed, accepted by the DOCKER chain and answered. The real internet is not
 // reached that way (an internal network has no masquerade, so replies never come back), so one
 // such contact says nothing steady about egress: a routed network reaches the canary again, an
-// isolated one does not. A contact that does not repeat is therefore not scored as egress, but
+// isolated one does not. hack/isolation-gap.sh shows it on this engine (20.10.24): 150 looping
+// connects from an internal network made none in 15 s alone, and 4 (then 2) while 40 bridge
+// networks were created and removed; the connects succeed, full exchanges do not (the canary
+// may log nothing). A contact that does not repeat is therefore not scored as egress, but
 // it is not dismissed either: the run cannot verify egress and says why (exit 3, never 0).
 func (r *run) confirmEgress(ctx context.Context) error {
 	for _, m := range r.members {
