@@ -52,24 +52,27 @@ func (m *Model) verifyKey() tea.Cmd {
 	return startVerify(m.opts.Verify, name, m.Content())
 }
 
-// startVerify writes the buffer beside its file (relative build contexts and env files then
-// resolve as they will), runs fn in a goroutine and returns a command reading its first message;
-// each step message reads the next, so Update never waits.
+// startVerify is the command that runs a verify: it writes the buffer beside its file
+// (relative build contexts and env files then resolve as they will), runs fn in a goroutine and
+// returns its first message; each step message reads the next, so Update never waits and
+// starts nothing itself.
 func startVerify(fn VerifyFunc, name, content string) tea.Cmd {
-	ch := make(chan tea.Msg, 32)
-	go func() {
-		defer close(ch)
-		var res verify.Result
-		tmp, err := snapshot(name, content)
-		if err != nil {
-			res = verify.Result{Spec: name, Exit: verify.ExitBadInput, Outcome: "bad input", Reason: err.Error()}
-		} else {
-			defer os.Remove(tmp)
-			res = fn(tmp, name, func(s verify.Step) { ch <- verifyStepMsg{step: s, ch: ch} })
-		}
-		ch <- verifyDoneMsg{res: res}
-	}()
-	return readVerify(ch)
+	return func() tea.Msg {
+		ch := make(chan tea.Msg, 32)
+		go func() {
+			defer close(ch)
+			var res verify.Result
+			tmp, err := snapshot(name, content)
+			if err != nil {
+				res = verify.Result{Spec: name, Exit: verify.ExitBadInput, Outcome: "bad input", Reason: err.Error()}
+			} else {
+				defer os.Remove(tmp)
+				res = fn(tmp, name, func(s verify.Step) { ch <- verifyStepMsg{step: s, ch: ch} })
+			}
+			ch <- verifyDoneMsg{res: res}
+		}()
+		return <-ch
+	}
 }
 
 func readVerify(ch <-chan tea.Msg) tea.Cmd {
