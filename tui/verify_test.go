@@ -56,9 +56,7 @@ func TestAuthorVerifyInTheWorkbench(t *testing.T) {
 		t.Fatalf("verify task %+v; want running at step up on the spec", running)
 	}
 	h.key("t")
-	h.waitFor("the verify task in the task panel", func(f string) bool {
-		return strings.Contains(f, "verify") && strings.Contains(f, "running") && strings.Contains(f, "· up")
-	})
+	h.waitText("1 verify    running") // its step is at the end of a row the temp path may cut; checked above
 	h.key("esc")
 	h.waitText("rangekeeper author")
 	close(gate)
@@ -71,5 +69,39 @@ func TestAuthorVerifyInTheWorkbench(t *testing.T) {
 	es := outcomes(t, h.db, "verify", verify.HistoryKey("compose.yaml"))
 	if len(es) != 1 || es[0].Outcome != state.OutcomeOK || es[0].Operator != "op@test" || es[0].Params["exit"] != "1" {
 		t.Errorf("journal %+v", es)
+	}
+}
+
+// TestAuthorVerifyCancelledFromTheTaskPanel: the cancel key on the verify task in the task panel
+// cancels the run through the layer (the real runner then tears down); the journal says
+// cancelled and the report says the run could not verify.
+func TestAuthorVerifyCancelledFromTheTaskPanel(t *testing.T) {
+	t.Chdir(t.TempDir())
+	h := newHarness(t, harnessOpts{w: 120, h: 40, verify: func(layer *action.Layer, _ *state.DB) func(context.Context, verify.Options) verify.Result {
+		return func(ctx context.Context, o verify.Options) verify.Result {
+			res := verify.Result{Spec: o.As, Exit: verify.ExitCouldNotRun, Outcome: "could not verify", Reason: "interrupted during up"}
+			_ = layer.Verify(ctx, action.Request{SandboxID: verify.HistoryKey(o.As)}, func(ctx context.Context) (map[string]string, error) {
+				o.Progress(verify.Step{Name: "up"})
+				backends.Progress(ctx, "up")
+				<-ctx.Done()
+				return map[string]string{"exit": "3"}, ctx.Err()
+			})
+			return res
+		}
+	}})
+	h.key("a")
+	h.waitText("V verify")
+	h.key("V")
+	h.waitText("verify: up …")
+	h.key("t")
+	h.waitFor("the running verify task", func(f string) bool { return strings.Contains(f, "1 verify    running") })
+	h.key("x")
+	f := h.waitText("Verify  compose.yaml")
+	if !strings.Contains(f, "COULD NOT VERIFY") || !strings.Contains(f, "interrupted during up") {
+		t.Errorf("report:\n%s", f)
+	}
+	es := outcomes(t, h.db, "verify", verify.HistoryKey("compose.yaml"))
+	if len(es) != 1 || es[0].Outcome != state.OutcomeCancelled {
+		t.Errorf("journal %+v; want the verify cancelled", es)
 	}
 }
