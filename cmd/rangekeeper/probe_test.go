@@ -29,13 +29,20 @@ import (
 // buildProbe builds the static probe into the test's temp dir and points rangekeeper at it.
 func buildProbe(t *testing.T) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), probe.BinaryName)
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "../rangekeeper-probe")
+	buildHelper(t, probe.BinaryName, probe.EnvBinary)
+}
+
+// buildHelper builds the static helper binary cmd/<name> (as make build does) into the test's
+// temp dir and points rangekeeper at it through env.
+func buildHelper(t *testing.T, name, env string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "../"+name)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build probe: %v\n%s", err, out)
+		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
-	t.Setenv(probe.EnvBinary, bin)
+	t.Setenv(env, bin)
 }
 
 func runProbeCLI(t *testing.T, statePath, configPath string, args ...string) (string, int, string) {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,13 +19,7 @@ import (
 func TestVerifyCommandOnTheEngine(t *testing.T) {
 	dockertest.Engine(t)
 	buildProbe(t)
-	bin := filepath.Join(t.TempDir(), canary.BinaryName)
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "../rangekeeper-canary")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build canary: %v\n%s", err, out)
-	}
-	t.Setenv(canary.EnvBinary, bin)
+	buildHelper(t, canary.BinaryName, canary.EnvBinary)
 	verifyTestLabels = dockertest.Labels(nil)
 	t.Cleanup(func() { verifyTestLabels = nil })
 	img := dockertest.Image(t)
