@@ -84,6 +84,12 @@ type Options struct {
 	// LockDir holds the host-wide per-sandbox locks every rangekeeper process on this host
 	// shares; "" is hostlock.Dir().
 	LockDir string
+
+	// Team mode (rangekeeper serve). Admit is asked once per Run, after the checks pass and
+	// before the lock (rate limits: Check never consumes it); its error is a journaled refusal.
+	// Notify is called, outside the layer's lock, whenever a task starts, reports a step or ends.
+	Admit  func(who Identity, a backends.Action) error
+	Notify func()
 }
 
 // Layer executes requests. The zero value is not usable; use New.
@@ -163,12 +169,12 @@ func (l *Layer) Check(req Request) error {
 func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error) error {
 	who := l.who(req)
 	req.Identity = who
-	intent, err := l.journal.Append(state.Entry{Operator: who.Operator, Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent})
+	intent, err := l.journal.Append(state.Entry{Operator: who.Operator, Transport: who.Transport, Fingerprint: who.Fingerprint, Source: who.Source, Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent})
 	if err != nil {
 		return fmt.Errorf("%s %s: journal unavailable, not acting: %w", req.Action, req.SandboxID, err)
 	}
 	outcome := func(result string, err error) error {
-		e := state.Entry{Operator: who.Operator, Action: string(req.Action), Target: req.SandboxID, Phase: state.PhaseOutcome, Intent: intent.Seq, Outcome: result}
+		e := state.Entry{Operator: who.Operator, Transport: who.Transport, Fingerprint: who.Fingerprint, Source: who.Source, Action: string(req.Action), Target: req.SandboxID, Phase: state.PhaseOutcome, Intent: intent.Seq, Outcome: result}
 		if err != nil {
 			e.Error = err.Error()
 		}
@@ -182,6 +188,11 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	}
 	if req.Action.Destructive() && !req.Confirmed {
 		return outcome(state.OutcomeRefused, fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, ErrNotConfirmed))
+	}
+	if l.opts.Admit != nil {
+		if err := l.opts.Admit(who, req.Action); err != nil {
+			return outcome(state.OutcomeRefused, fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, err))
+		}
 	}
 	b, sb, _ := l.lookup(req)
 	ctx, cancel := context.WithCancel(ctx)
@@ -251,6 +262,7 @@ func (l *Layer) Many(ctx context.Context, reqs []Request, parallel int, fn func(
 }
 
 func (l *Layer) acquire(req Request, cancel context.CancelFunc) (*Task, error) {
+	defer l.notify()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if t := l.busy[req.SandboxID]; t != nil {
@@ -267,6 +279,7 @@ func (l *Layer) acquire(req Request, cancel context.CancelFunc) (*Task, error) {
 }
 
 func (l *Layer) release(t *Task, result string, err error) {
+	defer l.notify()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.busy, t.Target)
@@ -276,4 +289,11 @@ func (l *Layer) release(t *Task, result string, err error) {
 		t.Err = err.Error()
 	}
 	t.cancel = nil
+}
+
+// notify tells the team a task changed (Options.Notify).
+func (l *Layer) notify() {
+	if l.opts.Notify != nil {
+		l.opts.Notify()
+	}
 }
