@@ -52,6 +52,10 @@ var rules = []rule{
 		why: "every floor (state, backends, views, cmd) passes what it writes or shows through redact, so it is a leaf"},
 	{pkg: module + "/internal/hostlock", banned: []string{module + "/"},
 		why: "the host-wide sandbox lock is a primitive under the action layer, a leaf"},
+
+	// Team mode (issue 15).
+	{pkg: module + "/operators", banned: append([]string{module + "/state", module + "/daemon"}, ui...),
+		why: "roles are decided at the action layer for every transport; the operators file knows nothing of screens or sessions"},
 }
 
 type pkgInfo struct {

@@ -44,6 +44,9 @@ type Options struct {
 	StatsEvery time.Duration
 	// BackgroundWait is how long to wait for the terminal's background colour answer; 0: 300 ms.
 	BackgroundWait time.Duration
+
+	// Team makes the program one session of a team daemon (team.go).
+	Team TeamOptions
 }
 
 // FPS is the renderer's frame cap. Bubble Tea's renderer ticks at this rate even when idle, and
@@ -96,6 +99,7 @@ func New(opts Options) *Model {
 	} else {
 		km = km.Without(func(keymap.Binding) bool { return false }) // a copy: guards are this session's
 	}
+	km = opts.Team.teamKeys(km)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -131,6 +135,7 @@ func New(opts Options) *Model {
 	}
 	m.stack = []screen.Screen{m.fleet}
 	m.cmd.OnSubmit = m.runCommandLine
+	m.teamInit()
 	m.guard()
 	return m
 }
@@ -155,7 +160,7 @@ func (m *Model) BackgroundSource() string { return m.bgSrc }
 // Init starts listening to the supervisor and asks the terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.tick()}
-	if m.opts.Supervisor != nil {
+	if m.opts.Supervisor != nil && !m.opts.Team.Shared {
 		cmds = append(cmds, waitUpdates(m.ctx, m.opts.Supervisor))
 	}
 	if m.opts.Theme == "" || m.opts.Theme == "auto" {
@@ -217,6 +222,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.refreshProgress()
 		return m, tea.Batch(m.tick(), m.maybeSaveCache(time.Time(msg)), m.broadcast(screen.Tick(msg)))
 	case fleet.UpdatesMsg:
+		if m.opts.Team.Shared {
+			return m, m.broadcast(msg)
+		}
 		return m, tea.Batch(m.broadcast(msg), waitUpdates(m.ctx, m.opts.Supervisor))
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
