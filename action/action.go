@@ -167,6 +167,9 @@ func (l *Layer) Check(req Request) error {
 // Run executes req with fn, which receives the resolved backend and sandbox. It journals the
 // intent first; refusals are journaled too, so an audit shows what was attempted.
 func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error) error {
+	if req.Identity == (Identity{}) {
+		req.Identity, _ = IdentityFrom(ctx)
+	}
 	who := l.who(req)
 	req.Identity = who
 	intent, err := l.journal.Append(state.Entry{Operator: who.Operator, Transport: who.Transport, Fingerprint: who.Fingerprint, Source: who.Source, Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent})
@@ -296,4 +299,18 @@ func (l *Layer) notify() {
 	if l.opts.Notify != nil {
 		l.opts.Notify()
 	}
+}
+
+type identityKey struct{}
+
+// WithIdentity makes who the identity of requests run with ctx that name nobody: a daemon runs
+// a client's command line this way, with every request it makes acting for that client.
+func WithIdentity(ctx context.Context, who Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, who)
+}
+
+// IdentityFrom is the identity WithIdentity put in ctx.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	who, ok := ctx.Value(identityKey{}).(Identity)
+	return who, ok
 }

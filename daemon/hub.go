@@ -46,9 +46,25 @@ type Hub struct {
 	mu       sync.Mutex
 	sessions map[int]*Session
 	next     int
+	subs     map[chan struct{}]bool // event feeds (the socket's /v1/events)
 }
 
-func newHub(sup *supervisor.Supervisor) *Hub { return &Hub{sup: sup, sessions: map[int]*Session{}} }
+func newHub(sup *supervisor.Supervisor) *Hub {
+	return &Hub{sup: sup, sessions: map[int]*Session{}, subs: map[chan struct{}]bool{}}
+}
+
+// Subscribe returns a channel signalled (coalesced) whenever the team changes, and its cancel.
+func (h *Hub) Subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	h.subs[ch] = true
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		delete(h.subs, ch)
+		h.mu.Unlock()
+	}
+}
 
 // run drains the supervisor until done closes.
 func (h *Hub) run(done <-chan struct{}) {
@@ -124,6 +140,14 @@ func (h *Hub) Present() []string {
 
 // TeamChanged asks every session to redraw its team line (a task or the presence changed).
 func (h *Hub) TeamChanged() {
+	h.mu.Lock()
+	for ch := range h.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	h.mu.Unlock()
 	for _, s := range h.list() {
 		s.mu.Lock()
 		s.team = true

@@ -108,6 +108,9 @@ func (f *factory) Backends() ([]backends.Backend, error) {
 
 // Supervisor starts the supervisor once; it runs until the command ends.
 func (f *factory) Supervisor() (*supervisor.Supervisor, error) {
+	if f.served != nil {
+		return f.served.sup, nil
+	}
 	if f.sup != nil {
 		return f.sup, nil
 	}
@@ -157,6 +160,9 @@ func (f *factory) Actions(ctx context.Context) (*action.Layer, *supervisor.Super
 
 // layer builds the action layer over a supervisor (the TUI's does not wait for it to be ready).
 func (f *factory) layer(s *supervisor.Supervisor) (*action.Layer, error) {
+	if f.served != nil {
+		return f.served.layer, nil
+	}
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, err
@@ -176,6 +182,9 @@ func (f *factory) layer(s *supervisor.Supervisor) (*action.Layer, error) {
 
 // Identity is who this process acts for: the local user, standalone.
 func (f *factory) Identity() action.Identity {
+	if f.served != nil {
+		return f.served.who
+	}
 	return action.Identity{Operator: state.Operator(), Transport: action.TransportStandalone}
 }
 
