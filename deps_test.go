@@ -54,7 +54,7 @@ var rules = []rule{
 		why: "the host-wide sandbox lock is a primitive under the action layer, a leaf"},
 
 	// Team mode (issue 15).
-	{pkg: module + "/operators", banned: append([]string{module + "/state", module + "/daemon"}, ui...),
+	{pkg: module + "/operators", banned: append([]string{module + "/daemon"}, ui...),
 		why: "roles are decided at the action layer for every transport; the operators file knows nothing of screens or sessions"},
 	{pkg: module + "/daemon/sockapi", banned: append([]string{module + "/daemon/sshd"}, ui...), direct: true,
 		why: "the socket serves the CLI's command lines and a JSON event feed, never a screen; SSH is a sibling transport"},
