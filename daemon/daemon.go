@@ -62,7 +62,7 @@ func New(o Options) (*Daemon, error) {
 	d.ctx, d.stop = context.WithCancel(context.Background())
 	lo := o.Layer
 	lo.Authorize = d.Roster().Authorize
-	lo.Admit = d.admit
+	lo.Admit = d.Admit
 	lo.Notify = d.hub.TeamChanged
 	d.layer = action.New(o.Supervisor, o.State, lo)
 	go d.hub.run(d.ctx.Done())
@@ -92,8 +92,9 @@ func (d *Daemon) Hub() *Hub { return d.hub }
 // Context outlives every session; actions run in it.
 func (d *Daemon) Context() context.Context { return d.ctx }
 
-// admit applies the per-operator action rate.
-func (d *Daemon) admit(who action.Identity, a backends.Action) error {
+// Admit applies the per-operator action rate (the layer asks it once per action, after its
+// checks pass).
+func (d *Daemon) Admit(who action.Identity, a backends.Action) error {
 	d.rmu.Lock()
 	l := d.limiter[who.Operator]
 	if l == nil {

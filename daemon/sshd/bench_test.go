@@ -28,12 +28,13 @@ import (
 // benchRig is a daemon over a simulated 1,000-sandbox fleet (one change every 2 s, as the demo
 // churns), serving SSH on loopback; n operators share it.
 type benchRig struct {
+	opsPath string
 	addr    string
 	d       *daemon.Daemon
 	signers []gossh.Signer
 }
 
-func newBenchRig(b *testing.B, n int) *benchRig {
+func newBenchRig(b testing.TB, n int) *benchRig {
 	b.Helper()
 	dir := b.TempDir()
 	db, err := state.Open(filepath.Join(dir, "state.db"))
@@ -47,7 +48,7 @@ func newBenchRig(b *testing.B, n int) *benchRig {
 	wctx, wc := context.WithTimeout(ctx, 10*time.Second)
 	sup.WaitReady(wctx)
 	wc()
-	r := &benchRig{}
+	r := &benchRig{opsPath: filepath.Join(dir, "operators.yaml")}
 	var ops strings.Builder
 	ops.WriteString("operators:\n")
 	for i := range n {
@@ -55,13 +56,12 @@ func newBenchRig(b *testing.B, n int) *benchRig {
 		r.signers = append(r.signers, s)
 		ops.WriteString("  - name: op" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + "\n    role: operator\n    keys: [\"" + authorized(s) + "\"]\n")
 	}
-	opsPath := filepath.Join(dir, "operators.yaml")
-	os.WriteFile(opsPath, []byte(ops.String()), 0o600)
-	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: opsPath, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
+	os.WriteFile(r.opsPath, []byte(ops.String()), 0o600)
+	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: r.opsPath, ActionRate: 1, ActionBurst: 2, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := sshd.New(r.d, sshd.Options{HostKeyPath: filepath.Join(dir, "hostkey"), MaxSessions: 64})
+	srv, err := sshd.New(r.d, sshd.Options{HostKeyPath: filepath.Join(dir, "hostkey"), MaxSessions: max(n, 2)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,6 +83,7 @@ func newBenchRig(b *testing.B, n int) *benchRig {
 // client is a benchmark session: it signals every chunk of output it receives.
 type client struct {
 	c     *gossh.Client
+	sess  *gossh.Session
 	in    io.Writer
 	frame chan struct{}
 }
@@ -95,7 +96,7 @@ func (c *client) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (r *benchRig) connect(b *testing.B, i int, out io.Writer) *client {
+func (r *benchRig) connect(b testing.TB, i int, out io.Writer) *client {
 	b.Helper()
 	c, err := dial(r.addr, r.signers[i])
 	if err != nil {
@@ -105,7 +106,7 @@ func (r *benchRig) connect(b *testing.B, i int, out io.Writer) *client {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cl := &client{c: c, frame: make(chan struct{}, 1)}
+	cl := &client{c: c, sess: s, frame: make(chan struct{}, 1)}
 	if err := s.RequestPty("xterm-256color", 40, 160, gossh.TerminalModes{}); err != nil {
 		b.Fatal(err)
 	}
