@@ -70,6 +70,7 @@ func newBenchRig(b testing.TB, n int) *benchRig {
 		b.Fatal(err)
 	}
 	go srv.Serve(l)
+	waitServing(b, l.Addr().String())
 	b.Cleanup(func() {
 		c, cc := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cc()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,8 +31,8 @@ func TestOnlyTheWorkbenchIsServed(t *testing.T) {
 		"sftp": func() ([]byte, error) {
 			s, _ := c.NewSession()
 			defer s.Close()
-			var out bytes.Buffer
-			s.Stdout, s.Stderr = &out, &out
+			out := &lockedBuf{}
+			s.Stdout, s.Stderr = out, out
 			if err := s.RequestSubsystem("sftp"); err != nil {
 				return nil, err
 			}
@@ -40,8 +41,8 @@ func TestOnlyTheWorkbenchIsServed(t *testing.T) {
 		"no pty": func() ([]byte, error) {
 			s, _ := c.NewSession()
 			defer s.Close()
-			var out bytes.Buffer
-			s.Stdout, s.Stderr = &out, &out
+			out := &lockedBuf{}
+			s.Stdout, s.Stderr = out, out
 			if err := s.Shell(); err != nil {
 				return nil, err
 			}
@@ -65,8 +66,8 @@ func TestOnlyTheWorkbenchIsServed(t *testing.T) {
 	}
 	s, _ := c.NewSession()
 	s.RequestPty("xterm", 40, 120, nil)
-	var out bytes.Buffer
-	s.Stdout, s.Stderr = &out, &out
+	out := &lockedBuf{}
+	s.Stdout, s.Stderr = out, out
 	s.Shell()
 	s.Wait()
 	if !strings.Contains(out.String(), "sessions already") {
@@ -130,3 +131,23 @@ func TestActionRatePerOperator(t *testing.T) {
 		t.Errorf("bob refused by alice's rate: %v", err)
 	}
 }
+
+// lockedBuf is a buffer the client's stdout and stderr copiers share.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.b.Bytes()...)
+}
+
+func (l *lockedBuf) String() string { return string(l.Bytes()) }

@@ -86,6 +86,7 @@ func newRig(t *testing.T, name string) *rig {
 		t.Fatal(err)
 	}
 	go srv.Serve(l)
+	waitServing(t, l.Addr().String())
 	t.Cleanup(func() {
 		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 		defer c()

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"io"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -157,5 +158,21 @@ func (tm *term) waitScreen(want string, within time.Duration) {
 			s := tm.text(m)
 			tm.t.Fatalf("no full frame showed %q within %s; last frame: %s", want, within, s)
 		}
+	}
+}
+
+// waitServing returns once the server answers with its SSH banner: its accept loop runs (so a
+// Shutdown does not race the server's start).
+func waitServing(t testing.TB, addr string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 8)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf[:4]) != "SSH-" {
+		t.Fatalf("no SSH banner from %s: %q %v", addr, buf, err)
 	}
 }
