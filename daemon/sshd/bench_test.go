@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,7 +62,7 @@ func newBenchRig(b testing.TB, n int) *benchRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := sshd.New(r.d, sshd.Options{HostKeyPath: filepath.Join(dir, "hostkey"), MaxSessions: max(n, 2)})
+	srv, err := sshd.New(r.d, sshd.Options{HostKeyPath: filepath.Join(dir, "hostkey"), MaxSessions: max(n, 2), FPS: benchFPS})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,6 +81,9 @@ func newBenchRig(b testing.TB, n int) *benchRig {
 	r.addr = l.Addr().String()
 	return r
 }
+
+// benchFPS is the sessions' frame cap in the benchmarks (RK_BENCH_FPS; default the daemon's).
+var benchFPS, _ = strconv.Atoi(os.Getenv("RK_BENCH_FPS"))
 
 // client is a benchmark session: it signals every chunk of output it receives.
 type client struct {

@@ -32,6 +32,9 @@ type Options struct {
 	// OutputFrames bounds the frames queued for one client; past it frames are dropped and the
 	// screen is redrawn whole once the client reads again (0: 8).
 	OutputFrames int
+	// FPS caps each session's frame rate (0: tui.FPS). The renderer flushes on this tick, so it
+	// bounds key-to-frame latency from below (1/FPS) and costs idle CPU per session.
+	FPS int
 }
 
 // DefaultAddr listens on loopback only: exposing the range is the operator's choice.
@@ -61,6 +64,9 @@ func New(d *daemon.Daemon, o Options) (*Server, error) {
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 30 * time.Minute
+	}
+	if o.FPS == 0 {
+		o.FPS = tui.FPS
 	}
 	if o.OutputFrames == 0 {
 		o.OutputFrames = 8
@@ -183,7 +189,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		return nil
 	}
 	out := newFrameWriter(sess, s.opts.OutputFrames)
-	opts := append(bubbletea.MakeOptions(sess), tea.WithOutput(out), tea.WithFPS(tui.FPS))
+	opts := append(bubbletea.MakeOptions(sess), tea.WithOutput(out), tea.WithFPS(s.opts.FPS))
 	p := tea.NewProgram(s.d.Model(hs), opts...)
 	out.onResume = func() { go p.Send(tea.ClearScreen()) }
 	hs.Attach(p)
