@@ -46,6 +46,8 @@ type Daemon struct {
 
 	rmu     sync.Mutex
 	limiter map[string]*rate.Limiter
+
+	notice atomic.Pointer[string] // the actions found interrupted, for every session's title
 }
 
 // New loads the operators file and builds the action layer with the roles enforced.
@@ -66,7 +68,37 @@ func New(o Options) (*Daemon, error) {
 	lo.Notify = d.hub.TeamChanged
 	d.layer = action.New(o.Supervisor, o.State, lo)
 	go d.hub.run(d.ctx.Done())
+	go d.watchInterrupted()
 	return d, nil
+}
+
+// watchInterrupted keeps the notice of interrupted actions (an intent with a write-ahead record
+// and no outcome, found at start) current, so every operator sees them until recovered.
+func (d *Daemon) watchInterrupted() {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		n := ""
+		if recs, err := d.layer.Interrupted(); err == nil && len(recs) > 0 {
+			n = fmt.Sprintf("%d interrupted (%s %s…): recover", len(recs), recs[0].Action, backends.ShortName(recs[0].SandboxID))
+		}
+		if old := d.notice.Swap(&n); old == nil || *old != n {
+			d.hub.TeamChanged()
+		}
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Notice is what every session shows after the team (interrupted actions), "" for nothing.
+func (d *Daemon) Notice() string {
+	if n := d.notice.Load(); n != nil {
+		return *n
+	}
+	return ""
 }
 
 // Roster answers roles from the current operators file.
@@ -131,7 +163,7 @@ func (d *Daemon) Model(s *Session) *tui.Model {
 	role := s.Role
 	return tui.New(tui.Options{Supervisor: d.opts.Supervisor, Actions: d.layer, State: d.opts.State, Keys: d.opts.Keys,
 		Theme: d.opts.Theme, Identity: s.Who, ReadOnly: d.opts.Layer.ReadOnly,
-		Team: tui.TeamOptions{Shared: true, Context: d.ctx, Present: d.hub.Present,
+		Team: tui.TeamOptions{Shared: true, Context: d.ctx, Present: d.hub.Present, Notice: d.Notice,
 			Allow: func(a backends.Action, bulk bool) bool { return role.Allows(a) && (!bulk || role.Bulk()) }}})
 }
 

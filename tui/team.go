@@ -23,6 +23,8 @@ type TeamOptions struct {
 	Allow func(a backends.Action, bulk bool) bool
 	// Present lists the operators connected, for the title line.
 	Present func() []string
+	// Notice is shown after them to everyone (the actions a restart found interrupted).
+	Notice func() string
 }
 
 // TeamMsg tells a session that something shared changed (a task started, moved or ended; an
@@ -64,7 +66,15 @@ func (m *Model) teamInit() {
 		}
 		return m.running[id].action
 	}
-	m.fleet.Team = func() string { return teamLine(m.opts.Team.Present, layer) }
+	m.fleet.Team = func() string {
+		line := teamLine(m.opts.Team.Present, layer)
+		if m.opts.Team.Notice != nil {
+			if n := m.opts.Team.Notice(); n != "" {
+				line += " · " + n
+			}
+		}
+		return line
+	}
 }
 
 // teamLine is "team: alice bob · snapshotting · alice web-1".
