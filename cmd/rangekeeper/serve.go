@@ -47,6 +47,7 @@ type serveOptions struct {
 	Idle        time.Duration
 	Rate        float64
 	Grace       time.Duration
+	FPS         int
 }
 
 func newServeCmd(f *factory) *cobra.Command {
@@ -64,6 +65,7 @@ func newServeCmd(f *factory) *cobra.Command {
 	cmd.Flags().IntVar(&o.MaxSessions, "max-sessions", 32, "most SSH sessions at once")
 	cmd.Flags().DurationVar(&o.Idle, "idle-timeout", 30*time.Minute, "close an SSH connection without traffic for this long")
 	cmd.Flags().Float64Var(&o.Rate, "action-rate", 1, "actions a second each operator may start (burst 5)")
+	cmd.Flags().IntVar(&o.FPS, "fps", sshd.DefaultFPS, "frame cap of each SSH session (latency vs idle CPU)")
 	cmd.Flags().DurationVar(&o.Grace, "grace", 2*time.Minute, "on SIGTERM, how long running actions may take to finish")
 	return cmd
 }
@@ -107,7 +109,7 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 	warnInterrupted(f, d.Layer())
 	stateDir := filepath.Dir(f.statePath())
 	ssh, err := sshd.New(d, sshd.Options{Addr: o.Listen, HostKeyPath: filepath.Join(stateDir, "ssh_host_ed25519_key"),
-		MaxSessions: o.MaxSessions, IdleTimeout: o.Idle})
+		MaxSessions: o.MaxSessions, IdleTimeout: o.Idle, FPS: o.FPS})
 	if err != nil {
 		return err
 	}
