@@ -54,6 +54,12 @@ var rules = []rule{
 		why: "the host-wide sandbox lock is a primitive under the action layer, a leaf"},
 	{pkg: module + "/internal/staticbin", banned: []string{module + "/"},
 		why: "the probe and verify's canary both read their helper binary through it, so it is a leaf"},
+
+	// Team mode (issue 15).
+	{pkg: module + "/operators", banned: append([]string{module + "/daemon"}, ui...),
+		why: "roles are decided at the action layer for every transport; the operators file knows nothing of screens or sessions"},
+	{pkg: module + "/daemon/sockapi", banned: append([]string{module + "/daemon/sshd"}, ui...), direct: true,
+		why: "the socket serves the CLI's command lines and a JSON event feed, never a screen; SSH is a sibling transport"},
 }
 
 type pkgInfo struct {

@@ -84,6 +84,12 @@ type Options struct {
 	// LockDir holds the host-wide per-sandbox locks every rangekeeper process on this host
 	// shares; "" is hostlock.Dir().
 	LockDir string
+
+	// Team mode (rangekeeper serve). Admit is asked once per Run, after the checks pass and
+	// before the lock (rate limits: Check never consumes it); its error is a journaled refusal.
+	// Notify is called, outside the layer's lock, whenever a task starts, reports a step or ends.
+	Admit  func(who Identity, a backends.Action) error
+	Notify func()
 }
 
 // Layer executes requests. The zero value is not usable; use New.
@@ -162,9 +168,12 @@ func (l *Layer) Check(req Request) error {
 // Run executes req with fn, which receives the resolved backend and sandbox. It journals the
 // intent first; refusals are journaled too, so an audit shows what was attempted.
 func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error) error {
+	if req.Identity == (Identity{}) {
+		req.Identity, _ = IdentityFrom(ctx)
+	}
 	who := l.who(req)
 	req.Identity = who
-	intent, err := l.journal.Append(state.Entry{Operator: who.Operator, Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent})
+	intent, err := l.journal.Append(state.Entry{Operator: who.Operator, Transport: who.Transport, Fingerprint: who.Fingerprint, Source: who.Source, Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent})
 	if err != nil {
 		return fmt.Errorf("%s %s: journal unavailable, not acting: %w", req.Action, req.SandboxID, err)
 	}
@@ -174,6 +183,11 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	}
 	if req.Action.Destructive() && !req.Confirmed {
 		return outcome(state.OutcomeRefused, fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, ErrNotConfirmed))
+	}
+	if l.opts.Admit != nil {
+		if err := l.opts.Admit(who, req.Action); err != nil {
+			return outcome(state.OutcomeRefused, fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, err))
+		}
 	}
 	b, sb, _ := l.lookup(req)
 	ctx, cancel := context.WithCancel(ctx)
@@ -216,8 +230,9 @@ func resultOf(ctx context.Context, err error) string {
 // outcome journals the outcome of req's intent (with params learned while acting) and returns
 // err, or an error saying the outcome could not be journaled.
 func (l *Layer) outcome(req Request, intent uint64, result string, params map[string]string, err error) error {
-	e := state.Entry{Operator: req.Identity.Operator, Action: string(req.Action), Target: req.SandboxID, Params: params,
-		Phase: state.PhaseOutcome, Intent: intent, Outcome: result}
+	who := req.Identity
+	e := state.Entry{Operator: who.Operator, Transport: who.Transport, Fingerprint: who.Fingerprint, Source: who.Source,
+		Action: string(req.Action), Target: req.SandboxID, Params: params, Phase: state.PhaseOutcome, Intent: intent, Outcome: result}
 	if err != nil {
 		e.Error = err.Error()
 	}
@@ -265,6 +280,7 @@ func (l *Layer) Many(ctx context.Context, reqs []Request, parallel int, fn func(
 }
 
 func (l *Layer) acquire(req Request, cancel context.CancelFunc) (*Task, error) {
+	defer l.notify()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if t := l.busy[req.SandboxID]; t != nil {
@@ -281,6 +297,7 @@ func (l *Layer) acquire(req Request, cancel context.CancelFunc) (*Task, error) {
 }
 
 func (l *Layer) release(t *Task, result string, err error) {
+	defer l.notify()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.busy, t.Target)
@@ -290,4 +307,25 @@ func (l *Layer) release(t *Task, result string, err error) {
 		t.Err = err.Error()
 	}
 	t.cancel = nil
+}
+
+// notify tells the team a task changed (Options.Notify).
+func (l *Layer) notify() {
+	if l.opts.Notify != nil {
+		l.opts.Notify()
+	}
+}
+
+type identityKey struct{}
+
+// WithIdentity makes who the identity of requests run with ctx that name nobody: a daemon runs
+// a client's command line this way, with every request it makes acting for that client.
+func WithIdentity(ctx context.Context, who Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, who)
+}
+
+// IdentityFrom is the identity WithIdentity put in ctx.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	who, ok := ctx.Value(identityKey{}).(Identity)
+	return who, ok
 }

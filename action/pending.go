@@ -171,13 +171,13 @@ func (l *Layer) recoverAll(ctx context.Context, req Request, b backends.Backend,
 
 // recoverOne finishes or rolls back one record, journaled as a recover, and removes the record.
 func (l *Layer) recoverOne(ctx context.Context, who Identity, b backends.Backend, rec state.Pending) (string, error) {
-	intent, err := l.journal.Append(state.Entry{Operator: who.Operator, Action: string(backends.ActionRecover), Target: rec.SandboxID,
+	intent, err := l.journal.Append(state.Entry{Operator: who.Operator, Transport: who.Transport, Fingerprint: who.Fingerprint, Source: who.Source, Action: string(backends.ActionRecover), Target: rec.SandboxID,
 		Params: map[string]string{"record": strconv.FormatUint(rec.ID, 10), "of": rec.Action, "step": rec.LastStep()}, Phase: state.PhaseIntent})
 	if err != nil {
 		return "", fmt.Errorf("journal unavailable, not recovering: %w", err)
 	}
 	did, rerr := l.recoverRecord(ctx, b, rec)
-	e := state.Entry{Operator: who.Operator, Action: string(backends.ActionRecover), Target: rec.SandboxID, Phase: state.PhaseOutcome,
+	e := state.Entry{Operator: who.Operator, Transport: who.Transport, Fingerprint: who.Fingerprint, Source: who.Source, Action: string(backends.ActionRecover), Target: rec.SandboxID, Phase: state.PhaseOutcome,
 		Intent: intent.Seq, Outcome: state.OutcomeOK, Params: map[string]string{"result": did}}
 	if rerr != nil {
 		e.Outcome, e.Error = state.OutcomeFailed, rerr.Error()

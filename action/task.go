@@ -54,6 +54,7 @@ func (l *Layer) setStep(t *Task, step string) {
 	l.mu.Lock()
 	t.Step = step
 	l.mu.Unlock()
+	l.notify()
 }
 
 // Busy reports the action running on a sandbox, if any.

@@ -126,7 +126,7 @@ func TestInventoryCorruptRecordIsAnErrorNamingTheFile(t *testing.T) {
 			t.Fatalf("a record cut at byte %d of %d decoded without error", cut, len(raw))
 		}
 	}
-	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+	if err := db.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketInventory).Put([]byte("k8s:x"), raw[:len(raw)/2])
 	}); err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestInventoryReadsTheEarlierJSONLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketInventory).Put([]byte(want.Backend), raw) }); err != nil {
+	if err := db.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketInventory).Put([]byte(want.Backend), raw) }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := db.Inventory()
@@ -170,7 +170,7 @@ func TestInventoryReadsTheEarlierJSONLayout(t *testing.T) {
 	if err := db.SaveInventory(got[0]); err != nil {
 		t.Fatal(err)
 	}
-	_ = db.bolt.View(func(tx *bolt.Tx) error {
+	_ = db.view(func(tx *bolt.Tx) error {
 		if inventoryBody(tx.Bucket(bucketInventory).Get([]byte(want.Backend))) == nil {
 			t.Error("the save after reading a JSON record did not rewrite it in the binary layout")
 		}

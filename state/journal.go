@@ -30,16 +30,21 @@ const (
 
 // Entry is one journal record. Seq is assigned on append and orders entries.
 type Entry struct {
-	Seq      uint64            `json:"seq"`
-	Time     time.Time         `json:"time"`
-	Operator string            `json:"operator"` // user@host
-	Action   string            `json:"action"`
-	Target   string            `json:"target"`
-	Params   map[string]string `json:"params,omitempty"`
-	Phase    Phase             `json:"phase"`
-	Intent   uint64            `json:"intent,omitempty"` // outcome entries: the Seq of their intent
-	Outcome  string            `json:"outcome,omitempty"`
-	Error    string            `json:"error,omitempty"`
+	Seq      uint64    `json:"seq"`
+	Time     time.Time `json:"time"`
+	Operator string    `json:"operator"` // user@host, or an operators-file name
+	// How the operator reached rangekeeper: "standalone", "socket" or "ssh"; the SSH key's
+	// fingerprint and the remote address when the transport has them.
+	Transport   string            `json:"transport,omitempty"`
+	Fingerprint string            `json:"fingerprint,omitempty"`
+	Source      string            `json:"source,omitempty"`
+	Action      string            `json:"action"`
+	Target      string            `json:"target"`
+	Params      map[string]string `json:"params,omitempty"`
+	Phase       Phase             `json:"phase"`
+	Intent      uint64            `json:"intent,omitempty"` // outcome entries: the Seq of their intent
+	Outcome     string            `json:"outcome,omitempty"`
+	Error       string            `json:"error,omitempty"`
 }
 
 // Operator returns "user@host" for the current process.
@@ -89,7 +94,7 @@ func (db *DB) Append(e Entry) (Entry, error) {
 		e.Operator = Operator()
 	}
 	e.Params = Redact(e.Params)
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketJournal)
 		seq, err := b.NextSequence()
 		if err != nil {
@@ -118,7 +123,7 @@ type JournalQuery struct {
 // Journal returns entries in Seq order.
 func (db *DB) Journal(q JournalQuery) ([]Entry, error) {
 	var out []Entry
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketJournal).Cursor()
 		// Walk newest first so Limit is cheap, then reverse.
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {

@@ -24,7 +24,7 @@ var migrations = []func(tx *bolt.Tx) error{
 }
 
 func (db *DB) migrate() error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
 			return err
@@ -48,7 +48,7 @@ func (db *DB) migrate() error {
 // Version reports the file's schema version.
 func (db *DB) Version() (int, error) {
 	var v int
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		if raw := tx.Bucket(bucketMeta).Get(keySchema); len(raw) == 8 {
 			v = int(binary.BigEndian.Uint64(raw))
 		}

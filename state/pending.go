@@ -34,7 +34,7 @@ func (db *DB) PutPending(p Pending) error {
 		return fmt.Errorf("state pending %d: encode: %w", p.ID, err)
 	}
 	raw = seal(raw)
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketPending)
 		if err != nil {
 			return err
@@ -47,7 +47,7 @@ func (db *DB) PutPending(p Pending) error {
 func (db *DB) PendingAction(id uint64) (Pending, bool, error) {
 	var p Pending
 	var ok bool
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketPending)
 		if b == nil {
 			return nil
@@ -65,7 +65,7 @@ func (db *DB) PendingAction(id uint64) (Pending, bool, error) {
 // PendingActions lists the records, oldest first; a non-empty sandboxID keeps that sandbox's.
 func (db *DB) PendingActions(sandboxID string) ([]Pending, error) {
 	var out []Pending
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketPending)
 		if b == nil {
 			return nil
@@ -86,7 +86,7 @@ func (db *DB) PendingActions(sandboxID string) ([]Pending, error) {
 
 // DeletePending removes a record (the action ended, or was recovered).
 func (db *DB) DeletePending(id uint64) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketPending)
 		if b == nil {
 			return nil

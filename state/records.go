@@ -28,14 +28,14 @@ func (db *DB) SaveInventory(rec InventoryRecord) error {
 	raw := encodeInventory(rec)
 	body := inventoryBody(raw)
 	same := false
-	if err := db.bolt.View(func(tx *bolt.Tx) error {
+	if err := db.view(func(tx *bolt.Tx) error {
 		old := inventoryBody(tx.Bucket(bucketInventory).Get([]byte(rec.Backend)))
 		same = old != nil && string(old) == string(body)
 		return nil
 	}); err != nil || same {
 		return err
 	}
-	return db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketInventory).Put([]byte(rec.Backend), raw) })
+	return db.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketInventory).Put([]byte(rec.Backend), raw) })
 }
 
 // Inventory returns every cached backend fleet.
@@ -102,7 +102,7 @@ func (db *DB) Snapshots(sandboxID string) ([]SnapshotRecord, error) {
 
 // DeleteSnapshot removes one record.
 func (db *DB) DeleteSnapshot(sandboxID, snapshotID string) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSnapshots).Delete([]byte(sandboxID + "\x00" + snapshotID))
 	})
 }
@@ -182,7 +182,7 @@ func (db *DB) Drafts() ([]Draft, error) {
 
 // DeleteDraft removes a draft.
 func (db *DB) DeleteDraft(name string) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketDrafts).Delete([]byte(name)) })
+	return db.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketDrafts).Delete([]byte(name)) })
 }
 
 func (db *DB) put(bucket []byte, key string, v any) error {
@@ -191,12 +191,12 @@ func (db *DB) put(bucket []byte, key string, v any) error {
 		return fmt.Errorf("state %s: encode %q: %w", bucket, key, err)
 	}
 	raw = seal(raw)
-	return db.bolt.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put([]byte(key), raw) })
+	return db.update(func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put([]byte(key), raw) })
 }
 
 func (db *DB) get(bucket []byte, key string, v any) (bool, error) {
 	var found bool
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bucket).Get([]byte(key))
 		if raw == nil {
 			return nil
@@ -208,7 +208,7 @@ func (db *DB) get(bucket []byte, key string, v any) (bool, error) {
 }
 
 func (db *DB) each(bucket []byte, prefix string, fn func(raw []byte) error) error {
-	return db.bolt.View(func(tx *bolt.Tx) error {
+	return db.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		p := []byte(prefix)
 		for k, v := c.Seek(p); k != nil && strings.HasPrefix(string(k), prefix); k, v = c.Next() {

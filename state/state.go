@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -25,17 +26,26 @@ var (
 
 var keySchema = []byte("schema_version")
 
-// LockTimeout is how long Open waits for a file another process holds.
+// LockTimeout is how long a transaction waits for the file while another process is inside one
+// of its own transactions.
 const LockTimeout = 2 * time.Second
 
-// DB is an open state file.
+// DB is a state file. It holds the file only for the length of a transaction: every read opens
+// it shared (read-only), every write opens it exclusively, and both close it when done, so any
+// number of rangekeeper processes (an open workbench, `rangekeeper journal`, a snapshot from
+// another terminal) work on one file side by side. Within a process, transactions take turns.
 type DB struct {
-	bolt *bolt.DB
 	path string
+
+	mu     sync.Mutex // one transaction at a time in this process (flock is per open file)
+	closed bool
 }
 
-// ErrLocked is returned (wrapped) when another process holds the state file.
+// ErrLocked is returned (wrapped) when another process holds the state file past LockTimeout.
 var ErrLocked = errors.New("state file is locked by another process")
+
+// ErrClosed is returned by a DB after Close.
+var ErrClosed = errors.New("state file closed")
 
 // DefaultPath is $XDG_STATE_HOME/rangekeeper/state.db, falling back to ~/.local/state.
 func DefaultPath() string {
@@ -50,21 +60,17 @@ func DefaultPath() string {
 	return filepath.Join(dir, "rangekeeper", "state.db")
 }
 
-// Open opens or creates the state file at path and migrates it to the current schema.
+// Open creates the state file at path if needed and migrates it to the current schema. It does
+// not keep the file open: see DB.
 func Open(path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("state %s: create directory: %w", path, err)
 	}
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: LockTimeout})
-	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("%w: %s is in use by another rangekeeper (waited %s); close the other instance or pass --state with a different file", ErrLocked, path, LockTimeout)
-		}
-		return nil, fmt.Errorf("state %s: %w", path, err)
-	}
-	db := &DB{bolt: b, path: path}
+	db := &DB{path: path}
 	if err := db.migrate(); err != nil {
-		b.Close()
+		if errors.Is(err, ErrLocked) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("state %s: %w", path, err)
 	}
 	return db, nil
@@ -73,5 +79,40 @@ func Open(path string) (*DB, error) {
 // Path returns the file path.
 func (db *DB) Path() string { return db.path }
 
-// Close releases the file.
-func (db *DB) Close() error { return db.bolt.Close() }
+// Close ends the use of the file; later calls fail with ErrClosed.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	db.closed = true
+	db.mu.Unlock()
+	return nil
+}
+
+// update runs fn in a write transaction, holding the file exclusively for its length.
+func (db *DB) update(fn func(*bolt.Tx) error) error { return db.tx(true, fn) }
+
+// view runs fn in a read transaction, holding the file shared for its length.
+func (db *DB) view(fn func(*bolt.Tx) error) error { return db.tx(false, fn) }
+
+func (db *DB) tx(write bool, fn func(*bolt.Tx) error) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return fmt.Errorf("%s: %w", db.path, ErrClosed)
+	}
+	b, err := bolt.Open(db.path, 0o600, &bolt.Options{Timeout: LockTimeout, ReadOnly: !write})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return fmt.Errorf("%w: %s stayed in use by another process for %s (a stuck transaction?); end it or pass --state with a different file", ErrLocked, db.path, LockTimeout)
+		}
+		return fmt.Errorf("state %s: %w", db.path, err)
+	}
+	if write {
+		err = b.Update(fn)
+	} else {
+		err = b.View(fn)
+	}
+	if cerr := b.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("state %s: close: %w", db.path, cerr)
+	}
+	return err
+}

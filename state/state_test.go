@@ -58,7 +58,7 @@ func TestMigrationFromEmptyFileCreatesEveryBucket(t *testing.T) {
 func TestNewerSchemaIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db := open(t, path)
-	db.bolt.Update(func(tx *bolt.Tx) error {
+	db.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keySchema, []byte{0, 0, 0, 0, 0, 0, 0, 99})
 	})
 	db.Close()
@@ -146,11 +146,15 @@ func TestHelperHoldLock(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process only")
 	}
-	db, err := Open(path)
+	// A process stuck inside a write transaction: it holds bbolt's exclusive lock.
+	if _, err := Open(path); err != nil {
+		os.Exit(3)
+	}
+	b, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		os.Exit(3)
 	}
-	defer db.Close()
+	defer b.Close()
 	os.Stdout.WriteString("ready\n")
 	time.Sleep(time.Minute)
 }

@@ -49,6 +49,9 @@ type Options struct {
 	// Verify runs `verify` on a spec from the author (as a task of the action layer); nil: the
 	// author's verify key says it is not available.
 	Verify func(ctx context.Context, o verify.Options) verify.Result
+
+	// Team makes the program one session of a team daemon (team.go).
+	Team TeamOptions
 }
 
 // FPS is the renderer's frame cap. Bubble Tea's renderer ticks at this rate even when idle, and
@@ -101,6 +104,7 @@ func New(opts Options) *Model {
 	} else {
 		km = km.Without(func(keymap.Binding) bool { return false }) // a copy: guards are this session's
 	}
+	km = opts.Team.teamKeys(km)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -136,6 +140,7 @@ func New(opts Options) *Model {
 	}
 	m.stack = []screen.Screen{m.fleet}
 	m.cmd.OnSubmit = m.runCommandLine
+	m.teamInit()
 	m.guard()
 	return m
 }
@@ -160,7 +165,7 @@ func (m *Model) BackgroundSource() string { return m.bgSrc }
 // Init starts listening to the supervisor and asks the terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.tick()}
-	if m.opts.Supervisor != nil {
+	if m.opts.Supervisor != nil && !m.opts.Team.Shared {
 		cmds = append(cmds, waitUpdates(m.ctx, m.opts.Supervisor))
 	}
 	if m.opts.Theme == "" || m.opts.Theme == "auto" {
@@ -222,6 +227,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.refreshProgress()
 		return m, tea.Batch(m.tick(), m.maybeSaveCache(time.Time(msg)), m.broadcast(screen.Tick(msg)))
 	case fleet.UpdatesMsg:
+		if m.opts.Team.Shared {
+			return m, m.broadcast(msg)
+		}
 		return m, tea.Batch(m.broadcast(msg), waitUpdates(m.ctx, m.opts.Supervisor))
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)

@@ -48,6 +48,11 @@ type factory struct {
 	backendsErr   error
 	extraBackends []backends.Backend // e.g. the demo's simulated ranges
 	sup           *supervisor.Supervisor
+
+	// served: this factory runs a command line inside `rangekeeper serve` (serve.go), over the
+	// daemon's state file, supervisor and action layer, for the socket's client.
+	served     *served
+	Standalone bool // --standalone: never a client of a running daemon
 }
 
 func newFactory(in io.Reader, out, errOut io.Writer) *factory {
@@ -87,6 +92,9 @@ func (f *factory) Config() (*config.Config, error) {
 
 // State opens the state file once; it is closed when the command ends.
 func (f *factory) State() (*state.DB, error) {
+	if f.served != nil {
+		return f.served.db, nil
+	}
 	f.onceDB.Do(func() {
 		f.db, f.dbErr = state.Open(f.statePath())
 		if f.dbErr == nil {

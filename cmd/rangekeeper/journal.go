@@ -58,8 +58,20 @@ func runJournal(f *factory, o *journalOptions) error {
 	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tOPERATOR\tACTION\tPHASE\tOUTCOME\tTARGET\tERROR")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05"), e.Operator,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05"), who(e),
 			e.Action, e.Phase, dash(e.Outcome), e.Target, e.Error)
 	}
 	return tw.Flush()
+}
+
+// who is the entry's operator, with the transport and key fingerprint when it came through a
+// daemon ("alice (ssh SHA256:…)"); -o json has every identity field.
+func who(e state.Entry) string {
+	switch {
+	case e.Transport == "" || e.Transport == "standalone":
+		return e.Operator
+	case e.Fingerprint != "":
+		return e.Operator + " (" + e.Transport + " " + e.Fingerprint + ")"
+	}
+	return e.Operator + " (" + e.Transport + ")"
 }

@@ -16,6 +16,9 @@ func main() {
 	// compose-go logs interpolation warnings through logrus; they would corrupt the TUI and
 	// duplicate what lint reports itself, so the library logger is silenced for every command.
 	logrus.SetOutput(io.Discard)
+	if code, routed := runRemote(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); routed {
+		os.Exit(code) // a daemon runs: the command went through its socket
+	}
 	f := newFactory(os.Stdin, os.Stdout, os.Stderr)
 	root := newRootCmd(f)
 	err := root.Execute()

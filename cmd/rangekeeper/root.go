@@ -19,6 +19,7 @@ func newRootCmd(f *factory) *cobra.Command {
 	pf.StringVar(&f.ConfigPath, "config", "", "config file (default $XDG_CONFIG_HOME/rangekeeper/config.yaml)")
 	pf.BoolVar(&f.ReadOnly, "read-only", false, "refuse every action that changes a sandbox")
 	pf.BoolVar(&f.All, "all", false, "also list resources that are not sandboxes (never actionable)")
+	pf.BoolVar(&f.Standalone, "standalone", false, "act directly even when `rangekeeper serve` runs (no daemon locks or roles)")
 	for _, fn := range commandRegistry {
 		root.AddCommand(fn(f))
 	}

@@ -108,6 +108,9 @@ func (f *factory) Backends() ([]backends.Backend, error) {
 
 // Supervisor starts the supervisor once; it runs until the command ends.
 func (f *factory) Supervisor() (*supervisor.Supervisor, error) {
+	if f.served != nil {
+		return f.served.sup, nil
+	}
 	if f.sup != nil {
 		return f.sup, nil
 	}
@@ -158,6 +161,9 @@ func (f *factory) Actions(ctx context.Context) (*action.Layer, *supervisor.Super
 // layer builds the action layer over a resolver: the supervisor (the TUI's does not wait for it
 // to be ready), or verify's, which knows only the sandboxes verify stages.
 func (f *factory) layer(s action.Resolver) (*action.Layer, error) {
+	if f.served != nil {
+		return f.served.layer, nil
+	}
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, err
@@ -177,6 +183,9 @@ func (f *factory) layer(s action.Resolver) (*action.Layer, error) {
 
 // Identity is who this process acts for: the local user, standalone.
 func (f *factory) Identity() action.Identity {
+	if f.served != nil {
+		return f.served.who
+	}
 	return action.Identity{Operator: state.Operator(), Transport: action.TransportStandalone}
 }
 

@@ -60,6 +60,8 @@ type Model struct {
 	// Activity names the action running on a sandbox ("" when none); its row shows it in place
 	// of the status while it runs.
 	Activity func(sandboxID string) string
+	// Team, when set, adds the team's line to the title (operators connected, who runs what).
+	Team func() string
 
 	paint *rowPaints
 }

@@ -117,6 +117,11 @@ func (m *Model) titleLine(w int) string {
 	if m.computing {
 		info += "  (sorting...)"
 	}
+	if m.Team != nil {
+		if t := m.Team(); t != "" {
+			info += "  " + t
+		}
+	}
 	right := ""
 	if m.ReadOnly {
 		right = m.Theme.Banner.Render(" READ-ONLY ")

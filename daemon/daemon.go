@@ -1,0 +1,202 @@
+// Package daemon is `rangekeeper serve`: one process that alone owns the backends (one
+// supervisor), the state file, the action layer with its per-sandbox locks, and the journal,
+// and serves them to every operator of a range: over SSH (daemon/sshd) and, for the local CLI, a
+// unix socket (daemon/sockapi). Roles from the operators file are enforced at the action layer.
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/operators"
+	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/tui"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+)
+
+// Options configure a daemon.
+type Options struct {
+	Supervisor    *supervisor.Supervisor // started by the caller
+	State         *state.DB
+	Layer         action.Options // the base layer options (prober, read-only); roles are added
+	OperatorsPath string
+	// ActionRate and ActionBurst bound the actions each operator may start (0: 1/s, burst 5).
+	ActionRate  rate.Limit
+	ActionBurst int
+	Keys        *keymap.Map // the workbench's keys (nil: default)
+	Theme       string
+}
+
+// Daemon is the running team service.
+type Daemon struct {
+	opts  Options
+	ops   atomic.Pointer[operators.File]
+	layer *action.Layer
+	hub   *Hub
+	ctx   context.Context // actions run in it: a session that drops does not cancel them
+	stop  context.CancelFunc
+
+	rmu     sync.Mutex
+	limiter map[string]*rate.Limiter
+
+	notice atomic.Pointer[string] // the actions found interrupted, for every session's title
+}
+
+// New loads the operators file and builds the action layer with the roles enforced.
+func New(o Options) (*Daemon, error) {
+	f, err := operators.Load(o.OperatorsPath)
+	if err != nil {
+		return nil, err
+	}
+	if o.ActionRate == 0 {
+		o.ActionRate, o.ActionBurst = 1, 5
+	}
+	d := &Daemon{opts: o, hub: newHub(o.Supervisor), limiter: map[string]*rate.Limiter{}}
+	d.ops.Store(f)
+	d.ctx, d.stop = context.WithCancel(context.Background())
+	lo := o.Layer
+	lo.Authorize = d.Roster().Authorize
+	lo.Admit = d.Admit
+	lo.Notify = d.hub.TeamChanged
+	d.layer = action.New(o.Supervisor, o.State, lo)
+	go d.hub.run(d.ctx.Done())
+	go d.watchInterrupted()
+	return d, nil
+}
+
+// watchInterrupted keeps the notice of interrupted actions (an intent with a write-ahead record
+// and no outcome, found at start) current, so every operator sees them until recovered.
+func (d *Daemon) watchInterrupted() {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		n := ""
+		if recs, err := d.layer.Interrupted(); err == nil && len(recs) > 0 {
+			n = fmt.Sprintf("%d interrupted (%s %s…): recover", len(recs), recs[0].Action, backends.ShortName(recs[0].SandboxID))
+		}
+		if old := d.notice.Swap(&n); old == nil || *old != n {
+			d.hub.TeamChanged()
+		}
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Notice is what every session shows after the team (interrupted actions), "" for nothing.
+func (d *Daemon) Notice() string {
+	if n := d.notice.Load(); n != nil {
+		return *n
+	}
+	return ""
+}
+
+// Roster answers roles from the current operators file.
+func (d *Daemon) Roster() operators.Roster {
+	return operators.Roster{File: d.ops.Load}
+}
+
+// Operators is the current operators file.
+func (d *Daemon) Operators() *operators.File { return d.ops.Load() }
+
+// Layer is the one action layer every client goes through.
+func (d *Daemon) Layer() *action.Layer { return d.layer }
+
+// State is the daemon's state file.
+func (d *Daemon) State() *state.DB { return d.opts.State }
+
+// Supervisor is the daemon's one supervisor.
+func (d *Daemon) Supervisor() *supervisor.Supervisor { return d.opts.Supervisor }
+
+// Hub is the session registry and fan-out.
+func (d *Daemon) Hub() *Hub { return d.hub }
+
+// Context outlives every session; actions run in it.
+func (d *Daemon) Context() context.Context { return d.ctx }
+
+// Admit applies the per-operator action rate (the layer asks it once per action, after its
+// checks pass).
+func (d *Daemon) Admit(who action.Identity, a backends.Action) error {
+	d.rmu.Lock()
+	l := d.limiter[who.Operator]
+	if l == nil {
+		l = rate.NewLimiter(d.opts.ActionRate, d.opts.ActionBurst)
+		d.limiter[who.Operator] = l
+	}
+	d.rmu.Unlock()
+	if !l.Allow() {
+		return fmt.Errorf("%w: %s started actions faster than %v a second; wait a moment", action.ErrForbidden, who.Operator, float64(d.opts.ActionRate))
+	}
+	return nil
+}
+
+// Reload re-reads the operators file (SIGHUP) and ends the sessions of keys no longer in it.
+// A file that does not parse leaves the old one in force.
+func (d *Daemon) Reload() (ended int, err error) {
+	f, err := operators.Load(d.opts.OperatorsPath)
+	if err != nil {
+		return 0, fmt.Errorf("operators file not reloaded, the previous one stays in force: %w", err)
+	}
+	d.ops.Store(f)
+	return d.hub.endWhere(func(s *Session) bool {
+		if s.Who.Transport != action.TransportSSH {
+			return false
+		}
+		e, ok := f.ByName(s.Who.Operator)
+		return !ok || !f.HasKey(s.Who.Operator, s.Who.Fingerprint) || e.Role != s.Role
+	}), nil
+}
+
+// Model builds a session's workbench: the shared fleet, the shared layer acting as who, the
+// keys its role may use.
+func (d *Daemon) Model(s *Session) *tui.Model {
+	role := s.Role
+	return tui.New(tui.Options{Supervisor: d.opts.Supervisor, Actions: d.layer, State: d.opts.State, Keys: d.opts.Keys,
+		Theme: d.opts.Theme, Identity: s.Who, ReadOnly: d.opts.Layer.ReadOnly,
+		Team: tui.TeamOptions{Shared: true, Context: d.ctx, Present: d.hub.Present, Notice: d.Notice,
+			Allow: func(a backends.Action, bulk bool) bool { return role.Allows(a) && (!bulk || role.Bulk()) }}})
+}
+
+// Running counts the actions still running.
+func (d *Daemon) Running() int {
+	n := 0
+	for _, t := range d.layer.Tasks() {
+		if t.Status == action.TaskRunning {
+			n++
+		}
+	}
+	return n
+}
+
+// Shutdown lets running actions finish until ctx ends, then cancels what is left (their
+// outcome is journaled as cancelled; one the process could not finish stays an intent without
+// outcome, listed as interrupted at the next start). It ends every session.
+func (d *Daemon) Shutdown(ctx context.Context) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for d.Running() > 0 {
+		select {
+		case <-ctx.Done():
+			d.stop()
+			deadline := time.Now().Add(5 * time.Second)
+			for d.Running() > 0 && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			d.hub.endWhere(func(*Session) bool { return true })
+			return
+		case <-tick.C:
+		}
+	}
+	d.hub.endWhere(func(*Session) bool { return true })
+	d.stop()
+}

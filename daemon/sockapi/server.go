@@ -1,0 +1,232 @@
+// Package sockapi is the team daemon's local API: HTTP with JSON bodies over a unix socket
+// (mode 0600, in the state directory), from the standard library alone. The CLI sends a
+// command line to POST /v1/run and gets its output back as newline-delimited JSON frames; GET
+// /v1/events streams the team's changes (tasks, operators connected) the same way. The caller
+// is identified by the socket's peer credentials (SO_PEERCRED): the local user, transport
+// "socket".
+package sockapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/user"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/daemon"
+)
+
+// Runner runs one CLI command line for who inside the daemon (its layer, its state file),
+// writing to stdout and stderr; it returns the exit status.
+type Runner func(ctx context.Context, who action.Identity, args []string, stdout, stderr io.Writer) int
+
+// Frame is one line of a /v1/run response: output, or the exit status (last).
+type Frame struct {
+	Out  string `json:"out,omitempty"`
+	Err  string `json:"err,omitempty"`
+	Exit *int   `json:"exit,omitempty"`
+}
+
+// Event is one line of /v1/events: the team as it is now.
+type Event struct {
+	Time      time.Time     `json:"time"`
+	Operators []string      `json:"operators"`
+	Tasks     []TaskSummary `json:"tasks"`
+}
+
+// TaskSummary is a running or recent action.
+type TaskSummary struct {
+	ID       int             `json:"id"`
+	Action   string          `json:"action"`
+	Target   string          `json:"target"`
+	Status   string          `json:"status"`
+	Operator string          `json:"operator"`
+	Via      string          `json:"transport"`
+	Started  time.Time       `json:"started"`
+	Ended    *time.Time      `json:"ended,omitempty"`
+	Step     string          `json:"step,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Who      action.Identity `json:"-"`
+}
+
+// Server serves the socket.
+type Server struct {
+	d   *daemon.Daemon
+	run Runner
+	hs  *http.Server
+}
+
+type whoKey struct{}
+
+// New builds the server; run executes command lines.
+func New(d *daemon.Daemon, run Runner) *Server {
+	s := &Server{d: d, run: run}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/run", s.handleRun)
+	mux.HandleFunc("GET /v1/events", s.handleEvents)
+	s.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: connIdentity}
+	return s
+}
+
+// Listen opens the socket at path, owner-only (0600). A socket file left by a daemon that is
+// gone is replaced; one a live daemon answers on is an error.
+func Listen(path string) (net.Listener, error) {
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("socket %s: a daemon is already serving it", path)
+	}
+	_ = os.Remove(path)
+	old := unix.Umask(0o077)
+	l, err := net.Listen("unix", path)
+	unix.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// Serve answers on l until Shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	if err := s.hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the server; streams end.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.hs.Shutdown(ctx)
+	s.hs.Close()
+	return err
+}
+
+// connIdentity reads the peer's uid from the socket and names it: the local user, transport
+// socket. A peer that is not this process's user is marked refused (the socket's mode makes
+// that unreachable, but the check does not rely on it).
+func connIdentity(ctx context.Context, c net.Conn) context.Context {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return ctx
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return ctx
+	}
+	var cred *unix.Ucred
+	raw.Control(func(fd uintptr) { cred, _ = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	if cred == nil || int(cred.Uid) != os.Getuid() {
+		return ctx
+	}
+	name := fmt.Sprint(cred.Uid)
+	if u, err := user.LookupId(name); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return context.WithValue(ctx, whoKey{}, action.Identity{Operator: name + "@" + host, Transport: action.TransportSocket, Source: fmt.Sprintf("pid %d", cred.Pid)})
+}
+
+func identity(r *http.Request) (action.Identity, bool) {
+	who, ok := r.Context().Value(whoKey{}).(action.Identity)
+	return who, ok
+}
+
+// frames writes NDJSON frames, flushing each.
+type frames struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	fl  http.Flusher
+}
+
+func (f *frames) send(v any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.enc.Encode(v)
+	if f.fl != nil {
+		f.fl.Flush()
+	}
+}
+
+type frameWriter struct {
+	f   *frames
+	err bool
+}
+
+func (w frameWriter) Write(p []byte) (int, error) {
+	if w.err {
+		w.f.send(Frame{Err: string(p)})
+	} else {
+		w.f.send(Frame{Out: string(p)})
+	}
+	return len(p), nil
+}
+
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	who, ok := identity(r)
+	if !ok {
+		http.Error(w, "refused: only the daemon's own user may use its socket", http.StatusForbidden)
+		return
+	}
+	var req struct {
+		Args []string `json:"args"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	fl, _ := w.(http.Flusher)
+	f := &frames{enc: json.NewEncoder(w), fl: fl}
+	// The command runs in the daemon's context: a client that goes away does not cancel an
+	// action it started (its outcome is journaled like any other).
+	code := s.run(s.d.Context(), who, req.Args, frameWriter{f: f}, frameWriter{f: f, err: true})
+	f.send(Frame{Exit: &code})
+}
+
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	if _, ok := identity(r); !ok {
+		http.Error(w, "refused: only the daemon's own user may use its socket", http.StatusForbidden)
+		return
+	}
+	ch, cancel := s.d.Hub().Subscribe()
+	defer cancel()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	fl, _ := w.(http.Flusher)
+	f := &frames{enc: json.NewEncoder(w), fl: fl}
+	for {
+		f.send(s.event())
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.d.Context().Done():
+			return
+		case <-ch:
+		}
+	}
+}
+
+func (s *Server) event() Event {
+	ev := Event{Time: time.Now().UTC(), Operators: s.d.Hub().Present(), Tasks: []TaskSummary{}}
+	for _, t := range s.d.Layer().Tasks() {
+		ts := TaskSummary{ID: t.ID, Action: string(t.Action), Target: t.Target, Status: string(t.Status), Operator: t.By.Operator,
+			Via: t.By.Transport, Started: t.Started, Step: t.Step, Error: t.Err}
+		if !t.Ended.IsZero() {
+			e := t.Ended
+			ts.Ended = &e
+		}
+		ev.Tasks = append(ev.Tasks, ts)
+	}
+	return ev
+}

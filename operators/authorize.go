@@ -1,0 +1,53 @@
+package operators
+
+import (
+	"fmt"
+
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
+)
+
+// Roster answers which role an identity has. Local clients (the daemon's own user on its unix
+// socket, owner-only) act as LocalRole; SSH identities by their key's operator entry.
+type Roster struct {
+	File      func() *File // the current file (re-read on SIGHUP)
+	LocalRole Role         // role of socket and standalone identities; "": Admin
+}
+
+// RoleOf is the identity's role; ok is false for an identity nobody declared.
+func (r Roster) RoleOf(who action.Identity) (Role, bool) {
+	if who.Transport != action.TransportSSH {
+		if r.LocalRole == "" {
+			return Admin, true
+		}
+		return r.LocalRole, true
+	}
+	f := r.File()
+	e, ok := f.ByName(who.Operator)
+	if !ok || !f.HasKey(who.Operator, who.Fingerprint) {
+		return "", false
+	}
+	return e.Role, true
+}
+
+// Authorize is an action.Options.Authorize: it refuses what the identity's role does not allow.
+func (r Roster) Authorize(who action.Identity, a backends.Action) error {
+	role, ok := r.RoleOf(who)
+	if !ok {
+		return fmt.Errorf("%s (%s): %w", who.Operator, who.Fingerprint, ErrUnknown)
+	}
+	if !role.Allows(a) {
+		return fmt.Errorf("%s is %s, %s needs %s: %w", who.Operator, role, a, least(a), ErrRole)
+	}
+	return nil
+}
+
+// least names the least role that allows a.
+func least(a backends.Action) Role {
+	for _, r := range Roles() {
+		if r.Allows(a) {
+			return r
+		}
+	}
+	return Admin
+}

@@ -1,0 +1,122 @@
+package tui
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
+)
+
+// TeamOptions make the program one session of a team daemon (rangekeeper serve): many programs
+// share one supervisor and one action layer.
+type TeamOptions struct {
+	// Shared: the daemon sends fleet.UpdatesMsg to every session (one supervisor, many
+	// programs); the program does not drain the supervisor itself.
+	Shared bool
+	// Context outlives the session: actions started from it run on when the session drops.
+	Context context.Context
+	// Allow keeps the bindings of the action kinds the operator's role may take (bulk: on many
+	// marked sandboxes); the others do not exist in this session's footer, help or keys.
+	Allow func(a backends.Action, bulk bool) bool
+	// Present lists the operators connected, for the title line.
+	Present func() []string
+	// Notice is shown after them to everyone (the actions a restart found interrupted).
+	Notice func() string
+}
+
+// TeamMsg tells a session that something shared changed (a task started, moved or ended; an
+// operator came or went): it redraws.
+type TeamMsg struct{}
+
+// teamKeys drops the bindings the role may not use.
+func (o TeamOptions) teamKeys(km *keymap.Map) *keymap.Map {
+	if o.Allow == nil {
+		return km
+	}
+	mutates := o.Allow(backends.ActionSnapshot, false) || o.Allow(backends.ActionRevert, false)
+	return km.Without(func(b keymap.Binding) bool {
+		switch {
+		case b.Action != "":
+			return !o.Allow(b.Action, b.Bulk)
+		case b.Name == keymap.Cancel:
+			return !mutates
+		}
+		return false
+	})
+}
+
+// teamInit shows, in every session, what every operator runs: rows name the action, the title
+// the operators connected and who runs what ("snapshotting · alice web-1").
+func (m *Model) teamInit() {
+	if !m.opts.Team.Shared {
+		return
+	}
+	if m.opts.Team.Context != nil {
+		m.ctx, m.cancel = m.opts.Team.Context, func() {}
+	}
+	layer := m.opts.Actions
+	m.fleet.Activity = func(id string) string {
+		if layer != nil {
+			if a, busy := layer.Busy(id); busy {
+				return string(a)
+			}
+		}
+		return m.running[id].action
+	}
+	m.fleet.Team = func() string {
+		line := teamLine(m.opts.Team.Present, layer)
+		if m.opts.Team.Notice != nil {
+			if n := m.opts.Team.Notice(); n != "" {
+				line += " · " + n
+			}
+		}
+		return line
+	}
+}
+
+// teamLine is "team: alice bob · snapshotting · alice web-1".
+func teamLine(present func() []string, layer *action.Layer) string {
+	var parts []string
+	if present != nil {
+		names := present()
+		sort.Strings(names)
+		parts = append(parts, "team: "+strings.Join(names, " "))
+	}
+	if layer != nil {
+		for _, t := range layer.Tasks() {
+			if t.Status != action.TaskRunning {
+				continue
+			}
+			s := Gerund(t.Action)
+			if t.By.Operator != "" {
+				s += " · " + t.By.Operator
+			}
+			parts = append(parts, s+" "+backends.ShortName(t.Target))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Gerund names a running action: "snapshotting", "tearing down".
+func Gerund(a backends.Action) string {
+	switch a {
+	case backends.ActionSnapshot:
+		return "snapshotting"
+	case backends.ActionRevert:
+		return "reverting"
+	case backends.ActionTeardown:
+		return "tearing down"
+	case backends.ActionProbe:
+		return "probing"
+	case backends.ActionReset:
+		return "resetting"
+	case backends.ActionExec:
+		return "running exec"
+	case backends.ActionRecover:
+		return "recovering"
+	}
+	return string(a) + " running"
+}
