@@ -25,6 +25,10 @@ const (
 	ActionRecover        Action = "recover" // finish or roll back an interrupted action from its write-ahead record
 )
 
+// ActionShell opens an interactive shell in a member (issue 19): mutating (the operator can
+// change anything), journaled start and end, never the keystrokes.
+const ActionShell Action = "shell"
+
 // ActionSpec is everything the layers above need to know about an action kind. Every kind is
 // declared once, in actionSpecs; a new kind (quarantine, shell...) is one more entry there.
 type ActionSpec struct {
@@ -54,6 +58,9 @@ var actionSpecs = map[Action]ActionSpec{
 	// Every backend, deliberately: the action layer recovers probe records itself (through exec)
 	// and asks a Recoverer for the rest, saying so when the backend has none.
 	ActionRecover: {Mutating: true, Implemented: func(Backend) bool { return true }},
+
+	// Issue 19.
+	ActionShell: {Mutating: true, Implemented: implements[Sheller]},
 }
 
 // Spec returns an action kind's declaration; ok is false for an unknown kind.

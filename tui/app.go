@@ -44,6 +44,9 @@ type Options struct {
 	StatsEvery time.Duration
 	// BackgroundWait is how long to wait for the terminal's background colour answer; 0: 300 ms.
 	BackgroundWait time.Duration
+
+	// LogLines is the log screen's ring size; 0: 10,000 (issue 19).
+	LogLines int
 }
 
 // FPS is the renderer's frame cap. Bubble Tea's renderer ticks at this rate even when idle, and

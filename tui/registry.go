@@ -20,6 +20,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/views/journal"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/list"
+	"github.com/rangekeeper/rangekeeper/views/logs"
 	"github.com/rangekeeper/rangekeeper/views/probereport"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/views/tasks"
@@ -88,6 +89,9 @@ var registry = []entry{
 		m.cancel()
 		return tea.Quit
 	}},
+
+	// Issue 19: triage (tui/triage.go).
+	{verbs: cmdline.Verb{"logs", "log"}, key: keymap.Logs, proto: (*logs.Model)(nil), run: openLogs},
 }
 
 // registryKeys are the global bindings that open registered screens.

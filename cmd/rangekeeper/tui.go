@@ -49,7 +49,8 @@ func newWorkbench(f *factory) (m *tui.Model, save func() error, err error) {
 	}
 	save = func() error { return saveInventory(db, sup) }
 	m = tui.New(tui.Options{Supervisor: sup, Actions: layer, State: db, Keys: km, Theme: cfg.Theme,
-		ReadOnly: cfg.ReadOnly || f.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", SaveCache: save})
+		ReadOnly: cfg.ReadOnly || f.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", SaveCache: save,
+		LogLines: cfg.Logs.RingLines})
 	if recs, err := db.Inventory(); err == nil {
 		m.LoadCache(recs)
 	}
