@@ -52,6 +52,12 @@ var rules = []rule{
 		why: "every floor (state, backends, views, cmd) passes what it writes or shows through redact, so it is a leaf"},
 	{pkg: module + "/internal/hostlock", banned: []string{module + "/"},
 		why: "the host-wide sandbox lock is a primitive under the action layer, a leaf"},
+
+	// Issue 19.
+	{pkg: module + "/timeline", banned: ui,
+		why: "the timeline recorder runs wherever a supervisor and a state file do (the workbench today, a daemon later)"},
+	{pkg: module + "/internal/logring", banned: ui,
+		why: "the bounded log ring serves the CLI and backend tests as well as the log screen"},
 }
 
 type pkgInfo struct {
