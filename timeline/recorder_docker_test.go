@@ -143,11 +143,17 @@ func TestTimelineRecordsRealEventsAcrossRestart(t *testing.T) {
 	// The story, in order: OOM, death, restart, exec (journal intent, engine exec, journal
 	// outcome), network connect, the first session's stop and the second's start.
 	steps := []func(state.TimelineEntry) bool{
-		func(e state.TimelineEntry) bool { return e.Source == "backend" && e.Kind == "oom" && e.Member == member },
+		func(e state.TimelineEntry) bool {
+			return e.Source == "backend" && e.Kind == "oom" && e.Member == member
+		},
 		func(e state.TimelineEntry) bool { return e.Kind == "die" && e.Member == member },
 		func(e state.TimelineEntry) bool { return e.Kind == "start" && e.Member == member },
-		func(e state.TimelineEntry) bool { return e.Source == "journal" && e.Kind == "exec" && e.Detail == "intent" },
-		func(e state.TimelineEntry) bool { return e.Source == "backend" && e.Kind == "exec" && e.Member == member },
+		func(e state.TimelineEntry) bool {
+			return e.Source == "journal" && e.Kind == "exec" && e.Detail == "intent"
+		},
+		func(e state.TimelineEntry) bool {
+			return e.Source == "backend" && e.Kind == "exec" && e.Member == member
+		},
 		func(e state.TimelineEntry) bool { return e.Source == "journal" && e.Kind == "exec" && e.Detail == "ok" },
 		func(e state.TimelineEntry) bool { return e.Kind == "network-connect" && e.Member == member },
 		func(e state.TimelineEntry) bool { return e.Source == "rangekeeper" && e.Kind == "gap" },
