@@ -24,6 +24,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/views/probereport"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/views/tasks"
+	"github.com/rangekeeper/rangekeeper/views/timeline"
 )
 
 // entry registers one thing the operator can open: its `:` verbs (canonical first), the global
@@ -92,6 +93,7 @@ var registry = []entry{
 
 	// Issue 19: triage (tui/triage.go).
 	{verbs: cmdline.Verb{"logs", "log"}, key: keymap.Logs, proto: (*logs.Model)(nil), run: openLogs},
+	{verbs: cmdline.Verb{"timeline", "tl"}, key: keymap.Timeline, proto: (*timeline.Model)(nil), run: openTimeline},
 }
 
 // registryKeys are the global bindings that open registered screens.

@@ -11,6 +11,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/views/logs"
 	"github.com/rangekeeper/rangekeeper/views/screen"
+	"github.com/rangekeeper/rangekeeper/views/timeline"
 )
 
 // triageTarget is the sandbox a triage screen opens on: the argument of a `:` command (resolved
@@ -75,5 +76,19 @@ func openLogs(m *Model, c *screen.Context, arg string) tea.Cmd {
 		Source: func(ctx context.Context) (backends.LogStream, error) {
 			return lr.Logs(ctx, id, backends.LogOptions{Member: member, Follow: true, Tail: lines})
 		}}))
+	return nil
+}
+
+// openTimeline opens the timeline of a sandbox (recorded activity, journal, probes, posture).
+func openTimeline(m *Model, c *screen.Context, arg string) tea.Cmd {
+	id, _, ok := m.triageTarget(c, "timeline", arg)
+	if !ok {
+		return nil
+	}
+	var src timeline.Source
+	if m.opts.State != nil {
+		src = m.opts.State
+	}
+	c.Push(timeline.New(src, id, m.name(id)))
 	return nil
 }

@@ -16,7 +16,9 @@ func runTUI(ctx context.Context, f *factory) error {
 	if err != nil {
 		return err
 	}
+	stopRecording := startTimeline(ctx, f) // issue 19: the timeline records while the workbench runs
 	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tui.FPS)).Run()
+	stopRecording()
 	if serr := save(); serr != nil && err == nil {
 		err = serr
 	}
