@@ -167,8 +167,13 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	if err != nil {
 		return fmt.Errorf("%s %s: journal unavailable, not acting: %w", req.Action, req.SandboxID, err)
 	}
+	results := map[string]string{} // what fn reports for the outcome entry (SetResult)
+	ctx = context.WithValue(ctx, resultsKey{}, results)
 	outcome := func(result string, err error) error {
 		e := state.Entry{Operator: who.Operator, Action: string(req.Action), Target: req.SandboxID, Phase: state.PhaseOutcome, Intent: intent.Seq, Outcome: result}
+		if len(results) > 0 {
+			e.Params = results
+		}
 		if err != nil {
 			e.Error = err.Error()
 		}
