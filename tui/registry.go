@@ -94,6 +94,7 @@ var registry = []entry{
 	// Issue 19: triage (tui/triage.go).
 	{verbs: cmdline.Verb{"logs", "log"}, key: keymap.Logs, proto: (*logs.Model)(nil), run: openLogs},
 	{verbs: cmdline.Verb{"timeline", "tl"}, key: keymap.Timeline, proto: (*timeline.Model)(nil), run: openTimeline},
+	{verbs: cmdline.Verb{"shell", "sh"}, run: openShellVerb},
 }
 
 // registryKeys are the global bindings that open registered screens.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/internal/ttyshell"
 	"github.com/rangekeeper/rangekeeper/views/logs"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/views/timeline"
@@ -91,4 +92,42 @@ func openTimeline(m *Model, c *screen.Context, arg string) tea.Cmd {
 	}
 	c.Push(timeline.New(src, id, m.name(id)))
 	return nil
+}
+
+// shellFlow suspends the workbench and connects the terminal to a shell in the sandbox's
+// default member (tea.Exec: Bubble Tea gives the terminal back and repaints when it ends).
+func (m *Model) shellFlow(_ *screen.Context, ids []string) tea.Cmd {
+	return m.openShell(ids[0], backends.ShellRequest{})
+}
+
+func (m *Model) openShell(id string, sr backends.ShellRequest) tea.Cmd {
+	layer, req := m.opts.Actions, m.request(backends.ActionShell, id)
+	cmd := &ttyshell.Command{Ctx: m.ctx, Request: sr,
+		Open: func(ctx context.Context, sr backends.ShellRequest) (backends.ShellResult, error) {
+			return layer.Shell(ctx, req, sr)
+		}}
+	return tea.Exec(cmd, func(err error) tea.Msg {
+		if cmd.Err != nil {
+			err = cmd.Err
+		}
+		info := fmt.Sprintf("%s (%s) exited %d", cmd.Result.Member, strings.Join(cmd.Result.Cmd, " "), cmd.Result.ExitCode)
+		return actionDoneMsg{action: backends.ActionShell, ids: []string{id}, errs: []error{err}, info: info}
+	})
+}
+
+// openShellVerb is `:shell [sandbox [member [user]]]`.
+func openShellVerb(m *Model, c *screen.Context, arg string) tea.Cmd {
+	id, member, ok := m.triageTarget(c, "shell", arg)
+	if !ok {
+		return nil
+	}
+	if why := m.actionReason(backends.ActionShell, id); why != "" {
+		c.SetStatus(why)
+		return nil
+	}
+	sr := backends.ShellRequest{Member: member}
+	if f := strings.Fields(arg); len(f) > 2 {
+		sr.User = f[2]
+	}
+	return m.openShell(id, sr)
 }
