@@ -52,7 +52,7 @@ func runShell(ctx context.Context, f *factory, o *shellOptions) error {
 	c.SetStdin(f.In)
 	c.SetStdout(f.Out)
 	if err := c.Run(); err != nil {
-		if errors.Is(err, backends.ErrNotFound) {
+		if errors.Is(err, backends.ErrNotFound) || isRefusal(err) { // refused: exit 2 like every refusal
 			return exitWith(2, err.Error())
 		}
 		return err
