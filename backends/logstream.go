@@ -98,6 +98,7 @@ type LineWriter struct {
 	Member  string
 	Stream  string
 	Stamped bool
+	Last    time.Time // the time of the last line sent
 	buf     []byte
 	cut     bool
 }
@@ -155,5 +156,6 @@ func (w *LineWriter) emit() bool {
 		l.Time = time.Now()
 	}
 	w.buf, w.cut = w.buf[:0], false
+	w.Last = l.Time
 	return w.Send(l)
 }

@@ -61,29 +61,66 @@ func (b *Backend) Logs(ctx context.Context, sandboxID string, opts backends.LogO
 		}
 		id, name := c.ID, containerName(c)
 		s.Go(func(ctx context.Context) error {
-			rc, err := b.cli.ContainerLogs(ctx, id, lo)
-			if err != nil {
-				return b.wrap(fmt.Errorf("logs of %s: %w", name, err))
-			}
-			defer rc.Close()
-			go func() { <-ctx.Done(); rc.Close() }() // a blocked read ends with the stream
 			out := &backends.LineWriter{Send: s.Send, Member: member, Stream: backends.LogStdout, Stamped: true}
 			errw := &backends.LineWriter{Send: s.Send, Member: member, Stream: backends.LogStderr, Stamped: true}
-			if tty {
-				_, err = io.Copy(out, rc)
-			} else {
-				_, err = stdcopy.StdCopy(out, errw, rc)
+			o := lo
+			for {
+				err := b.copyLogs(ctx, id, name, o, tty, out, errw)
+				if err != nil || !opts.Follow || ctx.Err() != nil {
+					return err
+				}
+				// A followed stream can end while the member still runs (a log file rotated
+				// under the engine's reader): read on from the last line seen.
+				if ins, err := b.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err != nil ||
+					ins.Container.State == nil || !ins.Container.State.Running {
+					return nil
+				}
+				last := out.Last
+				if errw.Last.After(last) {
+					last = errw.Last
+				}
+				o.Tail, o.Since = "all", logsSince(last.Add(time.Nanosecond))
+				if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+					return nil
+				}
 			}
-			out.Flush()
-			errw.Flush()
-			if err != nil && ctx.Err() == nil && err != io.ErrClosedPipe {
-				return fmt.Errorf("logs of %s: %w", name, err)
-			}
-			return nil
 		})
 	}
 	s.Start()
 	return s, nil
+}
+
+// copyLogs reads one log stream of a container until it ends.
+func (b *Backend) copyLogs(ctx context.Context, id, name string, lo client.ContainerLogsOptions, tty bool, out, errw *backends.LineWriter) error {
+	rc, err := b.cli.ContainerLogs(ctx, id, lo)
+	if err != nil {
+		return b.wrap(fmt.Errorf("logs of %s: %w", name, err))
+	}
+	defer rc.Close()
+	stop := context.AfterFunc(ctx, func() { rc.Close() }) // a blocked read ends with the stream
+	defer stop()
+	if tty {
+		_, err = io.Copy(out, rc)
+	} else {
+		_, err = stdcopy.StdCopy(out, errw, rc)
+	}
+	out.Flush()
+	errw.Flush()
+	if err != nil && ctx.Err() == nil && err != io.ErrClosedPipe {
+		return fmt.Errorf("logs of %s: %w", name, err)
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // logsSince formats a time for the engine's since parameter (seconds.nanoseconds).
