@@ -60,6 +60,12 @@ var rules = []rule{
 		why: "roles are decided at the action layer for every transport; the operators file knows nothing of screens or sessions"},
 	{pkg: module + "/daemon/sockapi", banned: append([]string{module + "/daemon/sshd"}, ui...), direct: true,
 		why: "the socket serves the CLI's command lines and a JSON event feed, never a screen; SSH is a sibling transport"},
+
+	// Issue 19.
+	{pkg: module + "/timeline", banned: ui,
+		why: "the timeline recorder runs wherever a supervisor and a state file do (the workbench today, a daemon later)"},
+	{pkg: module + "/internal/logring", banned: ui,
+		why: "the bounded log ring serves the CLI and backend tests as well as the log screen"},
 }
 
 type pkgInfo struct {

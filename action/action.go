@@ -177,7 +177,15 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	if err != nil {
 		return fmt.Errorf("%s %s: journal unavailable, not acting: %w", req.Action, req.SandboxID, err)
 	}
-	outcome := func(result string, err error) error { return l.outcome(req, intent.Seq, result, nil, err) }
+	results := map[string]string{} // what fn reports for the outcome entry (SetResult)
+	ctx = context.WithValue(ctx, resultsKey{}, results)
+	outcome := func(result string, err error) error {
+		var params map[string]string
+		if len(results) > 0 {
+			params = results
+		}
+		return l.outcome(req, intent.Seq, result, params, err)
+	}
 	if err := l.Check(req); err != nil {
 		return outcome(state.OutcomeRefused, err)
 	}

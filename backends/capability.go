@@ -28,6 +28,10 @@ const (
 	ActionVerify Action = "verify"
 )
 
+// ActionShell opens an interactive shell in a member (issue 19): mutating (the operator can
+// change anything), journaled start and end, never the keystrokes.
+const ActionShell Action = "shell"
+
 // ActionSpec is everything the layers above need to know about an action kind. Every kind is
 // declared once, in actionSpecs; a new kind (quarantine, shell...) is one more entry there.
 type ActionSpec struct {
@@ -59,6 +63,9 @@ var actionSpecs = map[Action]ActionSpec{
 	ActionRecover: {Mutating: true, Implemented: func(Backend) bool { return true }},
 	// A backend verify stands specs up on must let it probe what it stood up.
 	ActionVerify: {Mutating: true, Needs: []Action{ActionProbe}},
+
+	// Issue 19.
+	ActionShell: {Mutating: true, Implemented: implements[Sheller]},
 }
 
 // Spec returns an action kind's declaration; ok is false for an unknown kind.

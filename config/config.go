@@ -30,6 +30,10 @@ type Config struct {
 	Probe      ProbeTargets      `yaml:"probe"`
 	Lint       LintConfig        `yaml:"lint"`
 
+	// Issue 19: log views and the timeline's retention.
+	Logs     LogsConfig     `yaml:"logs"`
+	Timeline TimelineConfig `yaml:"timeline"`
+
 	// Where the file said what, for errors found after loading (a key binding the workbench
 	// does not know): "keys.<name>" and top-level keys → line.
 	source string

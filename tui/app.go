@@ -52,6 +52,8 @@ type Options struct {
 
 	// Team makes the program one session of a team daemon (team.go).
 	Team TeamOptions
+	// LogLines is the log screen's ring size; 0: 10,000 (issue 19).
+	LogLines int
 }
 
 // FPS is the renderer's frame cap. Bubble Tea's renderer ticks at this rate even when idle, and

@@ -33,6 +33,7 @@ var flows = map[keymap.Name]flow{
 	keymap.Probe:    (*Model).probeFlow,
 	keymap.Copy:     (*Model).copyFlow,
 	keymap.Cancel:   (*Model).cancelFlow,
+	keymap.Shell:    (*Model).shellFlow, // issue 19 (triage.go)
 }
 
 // guard installs every binding's disabled reason. They read only in-memory state (the fleet,

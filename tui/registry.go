@@ -20,9 +20,11 @@ import (
 	"github.com/rangekeeper/rangekeeper/views/journal"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/list"
+	"github.com/rangekeeper/rangekeeper/views/logs"
 	"github.com/rangekeeper/rangekeeper/views/probereport"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/views/tasks"
+	"github.com/rangekeeper/rangekeeper/views/timeline"
 )
 
 // entry registers one thing the operator can open: its `:` verbs (canonical first), the global
@@ -89,6 +91,11 @@ var registry = []entry{
 		m.cancel()
 		return tea.Quit
 	}},
+
+	// Issue 19: triage (tui/triage.go).
+	{verbs: cmdline.Verb{"logs", "log"}, key: keymap.Logs, proto: (*logs.Model)(nil), run: openLogs},
+	{verbs: cmdline.Verb{"timeline", "tl"}, key: keymap.Timeline, proto: (*timeline.Model)(nil), run: openTimeline},
+	{verbs: cmdline.Verb{"shell", "sh"}, run: openShellVerb},
 }
 
 // registryKeys are the global bindings that open registered screens.

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -20,6 +21,7 @@ type cachedPod struct {
 	phase             corev1.PodPhase
 	restarts          int
 	waiting           string // the first container's waiting reason (CrashLoopBackOff…), if any
+	lastExit          string // why a container last ended (OOMKilled, Error…) and its code: the timeline's restart reason
 }
 
 // The informer's store wants a runtime.Object; nothing ever serialises a cachedPod.
@@ -96,6 +98,9 @@ func (t *specTable) cache(p *corev1.Pod) *cachedPod {
 	}
 	for _, cs := range p.Status.ContainerStatuses {
 		c.restarts += int(cs.RestartCount)
+		if t := cs.LastTerminationState.Terminated; t != nil && c.lastExit == "" {
+			c.lastExit = fmt.Sprintf("%s %d", t.Reason, t.ExitCode)
+		}
 	}
 	return c
 }

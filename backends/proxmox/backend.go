@@ -199,6 +199,9 @@ func (b *Backend) Unsupported(a backends.Action) string {
 	if a == backends.ActionReset {
 		return "reset: use revert (native snapshots)"
 	}
+	if a == backends.ActionShell { // issue 19
+		return ShellUnsupported
+	}
 	return ""
 }
 

@@ -82,6 +82,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	emit(backends.Event{Type: backends.EventReset, Sandboxes: f.sandboxes})
 	prev, last := index(f.sandboxes), f
 	interval, failures := b.interval, 0
+	tasks := newTaskWatch(time.Now()) // issue 19: VM tasks as Activity
 	timer := time.NewTimer(interval)
 	defer timer.Stop()
 	for {
@@ -104,6 +105,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			continue
 		}
 		failures = 0
+		tasks.poll(ctx, b, f.sandboxes, emit)
 		if f == last { // nothing changed since the previous refresh
 			timer.Reset(b.nextInterval(&interval, start))
 			continue

@@ -16,7 +16,9 @@ func runTUI(ctx context.Context, f *factory) error {
 	if err != nil {
 		return err
 	}
+	stopRecording := startTimeline(ctx, f) // issue 19: the timeline records while the workbench runs
 	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tui.FPS)).Run()
+	stopRecording()
 	if serr := save(); serr != nil && err == nil {
 		err = serr
 	}
@@ -50,7 +52,7 @@ func newWorkbench(f *factory) (m *tui.Model, save func() error, err error) {
 	save = func() error { return saveInventory(db, sup) }
 	m = tui.New(tui.Options{Supervisor: sup, Actions: layer, State: db, Keys: km, Theme: cfg.Theme,
 		ReadOnly: cfg.ReadOnly || f.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", SaveCache: save,
-		Verify: workbenchVerify(f, layer, db, cfg)})
+		Verify: workbenchVerify(f, layer, db, cfg), LogLines: cfg.Logs.RingLines})
 	if recs, err := db.Inventory(); err == nil {
 		m.LoadCache(recs)
 	}

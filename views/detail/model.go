@@ -108,7 +108,8 @@ func (m *Model) follow() {
 // Bindings: scrolling, and the sandbox actions the program runs on this sandbox.
 func (m *Model) Bindings() []keymap.Name {
 	return []keymap.Name{keymap.Up, keymap.Down, keymap.Top, keymap.Bottom, keymap.PageUp, keymap.PageDown,
-		keymap.Snapshot, keymap.Revert, keymap.Teardown, keymap.Reset, keymap.Probe, keymap.Copy}
+		keymap.Snapshot, keymap.Revert, keymap.Teardown, keymap.Reset, keymap.Probe, keymap.Copy,
+		keymap.Shell}
 }
 
 // Selection is the sandbox shown.

@@ -82,6 +82,11 @@ func (m *Model) View(c *screen.Context) string {
 	rows := h - 4
 	if w >= 2*colW && len(col) > rows {
 		left, right := col[:min(rows, len(col))], col[min(rows, len(col)):]
+		need := 0 // the left column as wide as its longest line needs, so reasons are not cut
+		for _, l := range left {
+			need = max(need, ansi.StringWidth(l)+2)
+		}
+		colW = max(colW, min(need, w-30))
 		for i := 0; i < rows; i++ {
 			l, r := "", ""
 			if i < len(left) {

@@ -53,6 +53,19 @@ const (
 	No    Name = "no"
 )
 
+// Triage bindings (issue 19): logs, the timeline and the shell, and the log screen's own keys.
+const (
+	Logs       Name = "logs"
+	Timeline   Name = "timeline"
+	Shell      Name = "shell"
+	LogFollow  Name = "log-follow"
+	LogStamps  Name = "log-timestamps"
+	LogWrap    Name = "log-wrap"
+	LogPause   Name = "log-pause"
+	SearchNext Name = "search-next"
+	SearchPrev Name = "search-prev"
+)
+
 // Help groups, in help order.
 const (
 	GroupNav     = "navigate"
@@ -119,5 +132,15 @@ func Default() *Map {
 		{Name: Focus, Keys: []string{"tab", "shift+tab"}, Help: "next field / button", Group: GroupDialog},
 		{Name: Yes, Keys: []string{"y"}, Help: "yes", Group: GroupDialog},
 		{Name: No, Keys: []string{"n"}, Help: "no", Group: GroupDialog},
+		// triage (issue 19): m is lazydocker's logs key, E its exec shell; H for history
+		{Name: Logs, Keys: []string{"m"}, Help: "logs", Group: GroupApp},
+		{Name: Timeline, Keys: []string{"H"}, Help: "timeline", Group: GroupApp},
+		act(Shell, "E", "shell", backends.ActionShell, false),
+		{Name: LogFollow, Keys: []string{"f"}, Help: "follow", Group: GroupView},
+		{Name: LogStamps, Keys: []string{"T"}, Help: "timestamps", Group: GroupView},
+		{Name: LogWrap, Keys: []string{"w"}, Help: "wrap", Group: GroupView},
+		{Name: LogPause, Keys: []string{"p"}, Help: "pause", Group: GroupView},
+		{Name: SearchNext, Keys: []string{"n"}, Help: "next match", Group: GroupView},
+		{Name: SearchPrev, Keys: []string{"N"}, Help: "previous match", Group: GroupView},
 	})
 }

@@ -1,0 +1,128 @@
+// Package ttyshell connects the operator's terminal to a sandbox shell: raw mode for the length
+// of the session (so ctrl-c and every key reach the remote process), window-size changes
+// forwarded as they happen, and the terminal restored exactly on the way out. Its Command is a
+// Bubble Tea ExecCommand, so the workbench suspends itself around a shell; the CLI runs it too.
+package ttyshell
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/muesli/cancelreader"
+	"golang.org/x/term"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+)
+
+// Open runs a shell (the action layer's Shell, bound to a sandbox and a request).
+type Open func(ctx context.Context, sr backends.ShellRequest) (backends.ShellResult, error)
+
+// Command runs one shell session on the terminal given by SetStdin/SetStdout.
+type Command struct {
+	Ctx     context.Context
+	Open    Open
+	Request backends.ShellRequest // Member, User, Cmd
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	// Result and Err are the session's outcome once Run returned.
+	Result backends.ShellResult
+	Err    error
+}
+
+// SetStdin, SetStdout and SetStderr implement Bubble Tea's ExecCommand.
+func (c *Command) SetStdin(r io.Reader)  { c.stdin = r }
+func (c *Command) SetStdout(w io.Writer) { c.stdout = w }
+func (c *Command) SetStderr(w io.Writer) { c.stderr = w }
+
+// Run connects the terminal to the shell until it exits. The session's own error is kept in
+// Err (Run returns it as well).
+func (c *Command) Run() error {
+	c.Result, c.Err = c.run()
+	return c.Err
+}
+
+func (c *Command) run() (backends.ShellResult, error) {
+	ctx := c.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	in, out := c.stdin, c.stdout
+	if in == nil {
+		in = os.Stdin
+	}
+	if out == nil {
+		out = os.Stdout
+	}
+	req := c.Request
+	req.Stdout = out
+	inFile, _ := in.(*os.File)
+	outFile, _ := out.(*os.File)
+	if inFile != nil && term.IsTerminal(int(inFile.Fd())) {
+		old, err := term.MakeRaw(int(inFile.Fd()))
+		if err != nil {
+			return backends.ShellResult{}, err
+		}
+		defer term.Restore(int(inFile.Fd()), old)
+	}
+	sizeFd := -1
+	switch {
+	case outFile != nil && term.IsTerminal(int(outFile.Fd())):
+		sizeFd = int(outFile.Fd())
+	case inFile != nil && term.IsTerminal(int(inFile.Fd())):
+		sizeFd = int(inFile.Fd())
+	}
+	req.Size = backends.TermSize{Width: 80, Height: 24}
+	if sizeFd >= 0 {
+		if w, h, err := term.GetSize(sizeFd); err == nil {
+			req.Size = backends.TermSize{Width: uint(w), Height: uint(h)}
+		}
+		resize := make(chan backends.TermSize, 1)
+		winch := make(chan os.Signal, 1)
+		signal.Notify(winch, syscall.SIGWINCH)
+		defer signal.Stop(winch)
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				case <-winch:
+					if w, h, err := term.GetSize(sizeFd); err == nil {
+						select {
+						case resize <- backends.TermSize{Width: uint(w), Height: uint(h)}:
+						default: // one pending size is enough; the newest wins next time
+						}
+					}
+				}
+			}
+		}()
+		req.Resize = resize
+	}
+	// The reader must stop when the shell ends, or it would keep the next key from whoever
+	// reads the terminal after us (the workbench).
+	var cr cancelreader.CancelReader
+	if inFile != nil {
+		r, err := cancelreader.NewReader(inFile)
+		if err == nil {
+			cr = r
+			req.Stdin = r
+			defer cr.Close()
+			defer cr.Cancel()
+		}
+	}
+	if req.Stdin == nil {
+		req.Stdin = in
+	}
+	res, err := c.Open(ctx, req)
+	if errors.Is(err, cancelreader.ErrCanceled) {
+		err = nil
+	}
+	return res, err
+}

@@ -1,0 +1,183 @@
+package timeline
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/docker"
+	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/state"
+)
+
+func TestMain(m *testing.M) { dockertest.Main(m) }
+
+// session is one run of rangekeeper: a supervisor over the real engine, the state file, the
+// action layer and the recorder.
+type session struct {
+	db     *state.DB
+	sup    *supervisor.Supervisor
+	layer  *action.Layer
+	rec    *Recorder
+	cancel context.CancelFunc
+	done   chan error
+	wait   func()
+}
+
+func startSession(t *testing.T, path string) *session {
+	t.Helper()
+	db, err := state.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := docker.New(docker.Endpoint{}, docker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup := supervisor.New([]backends.Backend{b}, supervisor.DefaultBackoff)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &session{db: db, sup: sup, cancel: cancel, done: make(chan error, 1),
+		layer: action.New(sup, db, action.Options{Identity: action.Identity{Operator: "tester@host", Transport: action.TransportStandalone}, LockDir: t.TempDir()}),
+		rec:   &Recorder{Sup: sup, DB: db, Heartbeat: 200 * time.Millisecond}}
+	s.wait = sup.Start(ctx)
+	go func() { s.done <- s.rec.Run(ctx) }()
+	return s
+}
+
+func (s *session) stop(t *testing.T) {
+	t.Helper()
+	s.cancel()
+	if err := <-s.done; err != nil {
+		t.Errorf("recorder: %v", err)
+	}
+	s.wait()
+	s.db.Close()
+}
+
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// With the real engine: a member killed for memory and restarted by its policy, an exec through
+// the action layer, and a network connect are recorded while rangekeeper runs; after it stops
+// and starts again (a new supervisor, the state file reopened) the timeline shows them in order
+// with their times, the journal's entries for the exec, and the recording sessions.
+func TestTimelineRecordsRealEventsAcrossRestart(t *testing.T) {
+	cli := dockertest.Engine(t)
+	project := "inspect-timeline-i" + dockertest.RunID
+	dockertest.Project(t, project, dockertest.Service{Name: "web"})
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := startSession(t, path)
+	id := ""
+	waitUntil(t, 20*time.Second, "the sandbox listed", func() bool {
+		for _, sb := range s.sup.Fleet() {
+			if sb.Name == project {
+				id = sb.ID
+				return true
+			}
+		}
+		return false
+	})
+
+	// A member that eats memory until the kernel kills it (busybox sort buffers one endless
+	// line of /dev/zero), then is restarted by its policy and sleeps (its marker file stays).
+	dockertest.StartService(t, project, project+"_default", dockertest.Image(t), dockertest.Service{Name: "default",
+		Cmd: []string{"sh", "-c", "if [ -e /marker ]; then exec sleep 3600; fi; touch /marker; exec sort /dev/zero"},
+		HostConfig: &container.HostConfig{NetworkMode: container.NetworkMode(project + "_default"),
+			Resources:     container.Resources{Memory: 24 << 20, MemorySwap: 24 << 20},
+			RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyOnFailure, MaximumRetryCount: 2}}})
+	member := project + "-default-1"
+	recorded := func(kinds ...string) func() bool { // the kinds recorded for member, in this order
+		return func() bool {
+			if err := s.rec.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			es, _ := s.db.Timeline(state.TimelineQuery{SandboxID: id})
+			i := 0
+			for _, e := range es {
+				if i < len(kinds) && e.Member == member && e.Kind == kinds[i] {
+					i++
+				}
+			}
+			return i == len(kinds)
+		}
+	}
+	waitUntil(t, 60*time.Second, "the member OOM-killed and started again", recorded("oom", "die", "start"))
+	res, err := s.layer.Exec(context.Background(), action.Request{SandboxID: id}, backends.ExecRequest{Member: "default", Cmd: []string{"true"}, Timeout: 20 * time.Second})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("exec: %v %+v", err, res)
+	}
+	extra := project + "_extra"
+	if _, err := cli.NetworkCreate(context.Background(), extra, client.NetworkCreateOptions{Driver: "bridge", Labels: dockertest.Labels(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), extra, client.NetworkRemoveOptions{}) })
+	if _, err := cli.NetworkConnect(context.Background(), extra, client.NetworkConnectOptions{Container: member}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 20*time.Second, "the network connect recorded", recorded("oom", "die", "start", "exec", "network-connect"))
+	s.stop(t)
+
+	s = startSession(t, path)
+	defer s.stop(t)
+	waitUntil(t, 20*time.Second, "the second session listing the fleet", func() bool { return len(s.sup.Fleet()) > 0 })
+	es, err := s.db.Timeline(state.TimelineQuery{SandboxID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The story, in order: OOM, death, restart, exec (journal intent, engine exec, journal
+	// outcome), network connect, the first session's stop and the second's start.
+	steps := []func(state.TimelineEntry) bool{
+		func(e state.TimelineEntry) bool {
+			return e.Source == "backend" && e.Kind == "oom" && e.Member == member
+		},
+		func(e state.TimelineEntry) bool { return e.Kind == "die" && e.Member == member },
+		func(e state.TimelineEntry) bool { return e.Kind == "start" && e.Member == member },
+		func(e state.TimelineEntry) bool {
+			return e.Source == "journal" && e.Kind == "exec" && e.Detail == "intent"
+		},
+		func(e state.TimelineEntry) bool {
+			return e.Source == "backend" && e.Kind == "exec" && e.Member == member
+		},
+		func(e state.TimelineEntry) bool { return e.Source == "journal" && e.Kind == "exec" && e.Detail == "ok" },
+		func(e state.TimelineEntry) bool { return e.Kind == "network-connect" && e.Member == member },
+		func(e state.TimelineEntry) bool { return e.Source == "rangekeeper" && e.Kind == "gap" },
+		func(e state.TimelineEntry) bool { return e.Source == "rangekeeper" && e.Kind == "recording-start" },
+	}
+	var story []string
+	next := 0
+	var last time.Time
+	for _, e := range es {
+		story = append(story, e.Time.Format("15:04:05.000")+" "+e.Source+":"+e.Kind+" "+e.Member+" "+e.Detail)
+		if e.Time.Before(last) {
+			t.Errorf("timeline out of order at %+v", e)
+		}
+		last = e.Time
+		if next < len(steps) && steps[next](e) {
+			next++
+		}
+	}
+	if next < len(steps) {
+		t.Fatalf("the timeline lacks step %d of the story in order:\n%s", next, strings.Join(story, "\n"))
+	}
+	for _, e := range es {
+		if e.Kind == "die" && e.Member == member && e.Attrs["exit_code"] != "137" {
+			t.Errorf("OOM death without exit code 137: %+v", e)
+		}
+	}
+}
