@@ -52,6 +52,10 @@ var rules = []rule{
 		why: "every floor (state, backends, views, cmd) passes what it writes or shows through redact, so it is a leaf"},
 	{pkg: module + "/internal/hostlock", banned: []string{module + "/"},
 		why: "the host-wide sandbox lock is a primitive under the action layer, a leaf"},
+
+	// issue 16: the containment watch.
+	{pkg: module + "/watch", banned: append([]string{module + "/action", module + "/cmd"}, ui...),
+		why: "the containment watch runs beside the supervisor for the workbench, the CLI and a daemon alike; the workbench reads it, never the reverse"},
 }
 
 type pkgInfo struct {

@@ -35,6 +35,8 @@ type ActionSpec struct {
 	Mutating bool
 	// Implemented reports whether b has the capability interface the action calls.
 	Implemented func(b Backend) bool
+	// Confirm asks for confirmation although no state is lost (quarantine cuts a sandbox off).
+	Confirm bool
 	// Needs lists actions that must be supported too (a probe needs exec and copy); their
 	// reasons are given when they are not.
 	Needs []Action
@@ -54,6 +56,10 @@ var actionSpecs = map[Action]ActionSpec{
 	// Every backend, deliberately: the action layer recovers probe records itself (through exec)
 	// and asks a Recoverer for the rest, saying so when the backend has none.
 	ActionRecover: {Mutating: true, Implemented: func(Backend) bool { return true }},
+
+	// Containment (issue 16): no state is lost, but the sandbox is cut off, so both are confirmed.
+	ActionQuarantine: {Mutating: true, Confirm: true, Implemented: implements[Quarantiner]},
+	ActionRelease:    {Mutating: true, Confirm: true, Implemented: implements[Quarantiner]},
 }
 
 // Spec returns an action kind's declaration; ok is false for an unknown kind.
@@ -75,6 +81,9 @@ func Actions() []Action {
 // Destructive reports whether an action loses state and so needs confirmation and journaling,
 // and is refused in read-only mode.
 func (a Action) Destructive() bool { return actionSpecs[a].Destructive }
+
+// NeedsConfirm reports whether the operator must confirm the action first.
+func (a Action) NeedsConfirm() bool { s := actionSpecs[a]; return s.Destructive || s.Confirm }
 
 // Mutating reports whether an action can change the sandbox or the host, and so is refused in
 // read-only mode.

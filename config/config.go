@@ -29,6 +29,7 @@ type Config struct {
 	Proxmox    []ProxmoxEndpoint `yaml:"proxmox"`
 	Probe      ProbeTargets      `yaml:"probe"`
 	Lint       LintConfig        `yaml:"lint"`
+	Watch      WatchConfig       `yaml:"watch"` // containment watch: alert threshold and hook
 
 	// Where the file said what, for errors found after loading (a key binding the workbench
 	// does not know): "keys.<name>" and top-level keys → line.
