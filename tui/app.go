@@ -21,6 +21,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/views/theme"
+	"github.com/rangekeeper/rangekeeper/watch"
 )
 
 // Options configure the program.
@@ -44,6 +45,8 @@ type Options struct {
 	StatsEvery time.Duration
 	// BackgroundWait is how long to wait for the terminal's background colour answer; 0: 300 ms.
 	BackgroundWait time.Duration
+	// Watch is the containment watch (alerts, quarantine marks); nil: none (tui/watch.go).
+	Watch *watch.Watcher
 }
 
 // FPS is the renderer's frame cap. Bubble Tea's renderer ticks at this rate even when idle, and
@@ -70,6 +73,8 @@ type Model struct {
 	running   map[string]runningAction // sandbox ID → action started from this UI
 	lastSave  time.Time
 	lastError string
+
+	watch watchState // the containment watch's alerts and quarantines (watch.go)
 }
 
 type runningAction struct {
@@ -130,6 +135,7 @@ func New(opts Options) *Model {
 		m.fleet.SetHealthAll(opts.Supervisor.Health())
 	}
 	m.stack = []screen.Screen{m.fleet}
+	m.initWatch()
 	m.cmd.OnSubmit = m.runCommandLine
 	m.guard()
 	return m
@@ -158,6 +164,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.opts.Supervisor != nil {
 		cmds = append(cmds, waitUpdates(m.ctx, m.opts.Supervisor))
 	}
+	cmds = append(cmds, m.watchCmds()...)
 	if m.opts.Theme == "" || m.opts.Theme == "auto" {
 		cmds = append(cmds, tea.RequestBackgroundColor,
 			tea.Tick(m.opts.BackgroundWait, func(time.Time) tea.Msg { return bgTimeoutMsg{} }))
@@ -220,6 +227,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(m.broadcast(msg), waitUpdates(m.ctx, m.opts.Supervisor))
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
+	case watchMsg:
+		return m, m.onWatch(msg)
+	case alertAckedMsg:
+		return m, m.onAcked(msg)
 	}
 	if cmd, ok := m.handleResult(msg); ok {
 		return m, cmd

@@ -33,6 +33,10 @@ var flows = map[keymap.Name]flow{
 	keymap.Probe:    (*Model).probeFlow,
 	keymap.Copy:     (*Model).copyFlow,
 	keymap.Cancel:   (*Model).cancelFlow,
+
+	// Containment watch (issue 16; watch.go).
+	keymap.Quarantine: (*Model).quarantineFlow,
+	keymap.Release:    (*Model).releaseFlow,
 }
 
 // guard installs every binding's disabled reason. They read only in-memory state (the fleet,

@@ -235,6 +235,7 @@ type harnessOpts struct {
 	setupDB  func(db *state.DB)
 	tick     time.Duration // 0: 50 ms
 	fps      int           // 0: the program's default
+	watch    bool          // run the containment watch over the supervisor and state file
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -267,7 +268,8 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	layer := action.New(sup, db, action.Options{ReadOnly: o.readOnly, Identity: action.Identity{Operator: "op@test", Transport: action.TransportStandalone},
 		Prober: fakeProber{db}})
 	m := New(Options{Supervisor: sup, Actions: layer, State: db, Keys: o.keys, NoColor: o.theme == "", ReadOnly: o.readOnly, Theme: o.theme,
-		Now: func() time.Time { return t0 }, Tick: tick, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond})
+		Now: func() time.Time { return t0 }, Tick: tick, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond,
+		Watch: startWatch(t, o.watch, ctx, sup, db)})
 	fm := &tuitest.Recorder{Model: m}
 	topts := []teatest.TestOption{teatest.WithInitialTermSize(o.w, o.h)}
 	if o.fps > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/views/alerts"
 	"github.com/rangekeeper/rangekeeper/views/author"
 	"github.com/rangekeeper/rangekeeper/views/cmdline"
 	"github.com/rangekeeper/rangekeeper/views/detail"
@@ -88,6 +89,8 @@ var registry = []entry{
 		m.cancel()
 		return tea.Quit
 	}},
+	// Containment watch (issue 16; watch.go).
+	{verbs: cmdline.Verb{"alerts", "alert"}, proto: (*alerts.Model)(nil), run: openAlerts},
 }
 
 // registryKeys are the global bindings that open registered screens.

@@ -60,6 +60,11 @@ type Model struct {
 	// Activity names the action running on a sandbox ("" when none); its row shows it in place
 	// of the status while it runs.
 	Activity func(sandboxID string) string
+	// Flag is a one-letter mark for a sandbox's row ("!" open alert, "Q" quarantined; "" none)
+	// and Banner the alert line shown in place of the health line ("" when there is none): the
+	// containment watch's, installed by the program.
+	Flag   func(sandboxID string) string
+	Banner func() string
 
 	paint *rowPaints
 }

@@ -52,6 +52,13 @@ const (
 	No    Name = "no"
 )
 
+// Containment watch (issue 16).
+const (
+	Quarantine Name = "quarantine"
+	Release    Name = "release"
+	Ack        Name = "ack"
+)
+
 // Help groups, in help order.
 const (
 	GroupNav     = "navigate"
@@ -117,5 +124,10 @@ func Default() *Map {
 		{Name: Focus, Keys: []string{"tab", "shift+tab"}, Help: "next field / button", Group: GroupDialog},
 		{Name: Yes, Keys: []string{"y"}, Help: "yes", Group: GroupDialog},
 		{Name: No, Keys: []string{"n"}, Help: "no", Group: GroupDialog},
+
+		// Containment watch (issue 16).
+		act(Quarantine, "Q", "quarantine", backends.ActionQuarantine, false),
+		act(Release, "U", "release quarantine", backends.ActionRelease, false),
+		{Name: Ack, Keys: []string{"A"}, Help: "acknowledge alert", Group: GroupApp},
 	})
 }
