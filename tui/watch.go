@@ -25,10 +25,12 @@ type watchState struct {
 	bySandbox   map[string]int
 	quarantined map[string]state.QuarantineRecord
 	errs        []string
+	last        uint64 // the newest alert ID read
 }
 
 // watchMsg is the watch's state as read from the store, in a command.
 type watchMsg struct {
+	full        bool // open is every open alert (else: the ones newer than the last read)
 	open        []state.Alert
 	quarantined []state.QuarantineRecord
 	errs        []string
@@ -86,47 +88,68 @@ func (m *Model) watchCmds() []tea.Cmd {
 	if m.opts.Watch == nil || m.opts.State == nil {
 		return nil
 	}
-	return []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, true)}
+	return []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, 0, true)}
 }
 
-// waitWatch waits (in a command) for the watch's next change, or WatchPoll, then reads the open
-// alerts and quarantines.
-func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, first bool) tea.Cmd {
+// WatchCoalesce gathers the alerts of a burst into one read and one frame.
+var WatchCoalesce = 100 * time.Millisecond
+
+// waitWatch waits (in a command) for the watch's next change, or WatchPoll, then reads what
+// changed: after a change, only the alerts newer than after (a burst costs one short read);
+// at each poll, every open alert and the quarantines (acknowledgements and quarantines made by
+// another process).
+func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64, first bool) tea.Cmd {
 	return func() tea.Msg {
+		full := first
 		if !first {
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-w.Changed():
+				time.Sleep(WatchCoalesce)
 			case <-time.After(WatchPoll):
+				full = true
 			}
 		}
-		open, err := db.Alerts(state.AlertQuery{Open: true})
-		qs, qerr := db.Quarantines()
-		if err == nil {
-			err = qerr
+		q := state.AlertQuery{Open: true}
+		if !full {
+			q.After = after
 		}
-		return watchMsg{open: open, quarantined: qs, errs: w.Errors(), err: err}
+		open, err := db.Alerts(q)
+		msg := watchMsg{open: open, full: full, errs: w.Errors(), err: err}
+		if full {
+			qs, qerr := db.Quarantines()
+			if err == nil {
+				msg.err = qerr
+			}
+			msg.quarantined = qs
+		}
+		return msg
 	}
 }
 
 func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 	if msg.err == nil {
-		m.watch.open = msg.open
-		clear(m.watch.bySandbox)
+		if msg.full {
+			m.watch.open = msg.open
+			clear(m.watch.bySandbox)
+			clear(m.watch.quarantined)
+			for _, q := range msg.quarantined {
+				m.watch.quarantined[q.SandboxID] = q
+			}
+		} else {
+			m.watch.open = append(m.watch.open, msg.open...)
+		}
 		for _, a := range msg.open {
 			m.watch.bySandbox[a.SandboxID]++
-		}
-		clear(m.watch.quarantined)
-		for _, q := range msg.quarantined {
-			m.watch.quarantined[q.SandboxID] = q
+			m.watch.last = max(m.watch.last, a.ID)
 		}
 	}
 	m.watch.errs = msg.errs
 	if msg.err != nil {
 		m.watch.errs = append(m.watch.errs, msg.err.Error())
 	}
-	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, false)}
+	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.last, false)}
 	for _, s := range m.stack {
 		if a, ok := s.(*alerts.Model); ok {
 			cmds = append(cmds, a.Load)

@@ -101,8 +101,12 @@ func orUnknown(s string) string {
 // observe compares one sandbox's live posture with its baseline (recording one when it has
 // none) and returns the alerts it raises.
 func (d *detector) observe(sb backends.Sandbox, now time.Time) []state.Alert {
+	prev, seenBefore := d.last[sb.ID]
 	d.last[sb.ID] = sb.Findings
 	b := d.base[sb.ID]
+	if seenBefore && b != nil && sameSlice(prev, sb.Findings) {
+		return nil // the supervisor hands the same findings back for a sandbox that did not change
+	}
 	if b == nil {
 		d.base[sb.ID] = &state.Baseline{SandboxID: sb.ID, Recorded: now, Reason: ReasonFirstSeen, Findings: sb.Findings}
 		d.dirty[sb.ID] = true
@@ -209,4 +213,14 @@ func (d *detector) flush() []state.Baseline {
 	}
 	clear(d.dirty)
 	return out
+}
+
+// sameSlice reports whether a and b are the same slice (same backing array and length): a
+// sandbox the backend did not re-assess keeps its findings slice, so most of a 1k fleet is
+// skipped without comparing a single finding.
+func sameSlice(a, b []sandbox.Finding) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
 }
