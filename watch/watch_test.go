@@ -284,3 +284,20 @@ func waitAlert(t *testing.T, db *state.DB, id uint64, ok func(state.Alert) bool)
 	}
 	t.Fatalf("alert %d never matched: %+v", id, last)
 }
+
+// An exec the action layer itself runs (a probe, an operator's exec) is still an alert, but its
+// cause names the journaled action and who asked, even when its event arrives after the outcome.
+func TestOwnExecAttributedToTheJournaledAction(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"))
+	r.w.Step()
+	in, _ := r.db.Append(state.Entry{Operator: "alice", Action: "probe", Target: "docker:test/p1", Phase: state.PhaseIntent})
+	r.db.Append(state.Entry{Operator: "alice", Action: "probe", Target: "docker:test/p1", Phase: state.PhaseOutcome, Intent: in.Seq, Outcome: state.OutcomeOK,
+		Time: time.Now().Add(time.Second)})
+	r.send(t, backends.Event{Type: backends.EventActivity, Activity: &backends.Activity{Time: time.Now(), SandboxID: "docker:test/p1", Member: "agent",
+		Kind: sandbox.ActExec, Actor: "user 0", Attrs: map[string]string{"user": "0", "command": "rk-probe", "privileged": "false"}}})
+	r.w.Step()
+	as := r.alerts(t)
+	if len(as) != 1 || as[0].Cause != "rangekeeper probe by alice" {
+		t.Fatalf("alerts %+v", as)
+	}
+}

@@ -60,6 +60,8 @@ type Watcher struct {
 	det      *detector
 	versions map[string]uint64
 	cursor   uint64
+	inFlight map[string]ownAction // sandbox ID → the newest journaled action on it
+	intents  map[uint64]string    // intent Seq → sandbox ID
 
 	pubMu   sync.Mutex
 	latest  uint64 // ID of the newest alert published
@@ -86,7 +88,7 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 		return nil, fmt.Errorf("containment watch: %w", err)
 	}
 	w := &Watcher{src: src, store: store, opts: opts, det: newDetector(opts.MinSeverity, bs),
-		versions: map[string]uint64{}, changed: make(chan struct{})}
+		versions: map[string]uint64{}, changed: make(chan struct{}), inFlight: map[string]ownAction{}, intents: map[uint64]string{}}
 	w.hooks = &hookRunner{argv: opts.Hook, timeout: opts.HookTimeout, done: w.hookDone}
 	return w, nil
 }
@@ -115,9 +117,13 @@ func (w *Watcher) Step() {
 	acts, next, _ := w.src.Activity(w.cursor)
 	w.cursor = next
 	w.mu.Lock()
+	w.rebaselineFromJournal(now) // first: an exec of our own action is attributed to it
 	var raised []state.Alert
 	for _, a := range acts {
 		if al := w.det.activity(a); al != nil {
+			if f, ok := w.inFlight[a.SandboxID]; ok && (f.ended.IsZero() || !a.Time.After(f.ended)) {
+				al.Cause = "rangekeeper " + f.by // the action layer's own exec (probe, exec), journaled
+			}
 			raised = append(raised, *al)
 		}
 	}
@@ -136,7 +142,6 @@ func (w *Watcher) Step() {
 			raised = append(raised, w.det.observe(sb, now)...)
 		}
 	}
-	w.rebaselineFromJournal(now)
 	dirty := w.det.flush()
 	w.mu.Unlock()
 	if err := w.store.PutBaselines(dirty); err != nil {
@@ -168,6 +173,19 @@ func (w *Watcher) rebaselineFromJournal(now time.Time) {
 		return
 	}
 	for _, e := range entries {
+		switch {
+		case e.Phase == state.PhaseIntent:
+			w.inFlight[e.Target] = ownAction{by: e.Action + " by " + e.Operator}
+			w.intents[e.Seq] = e.Target
+			continue
+		case e.Phase == state.PhaseOutcome:
+			if t, ok := w.intents[e.Intent]; ok {
+				f := w.inFlight[t]
+				f.ended = e.Time
+				w.inFlight[t] = f // kept a while: its exec's event may arrive after the outcome
+				delete(w.intents, e.Intent)
+			}
+		}
 		if e.Phase != state.PhaseOutcome || e.Outcome != state.OutcomeOK {
 			continue
 		}
@@ -181,6 +199,13 @@ func (w *Watcher) rebaselineFromJournal(now time.Time) {
 		}
 	}
 	_ = w.store.SetWatchCursor(entries[len(entries)-1].Seq)
+}
+
+// ownAction is an action the action layer journaled on a sandbox: "probe by alice", and when
+// it ended (zero while it runs).
+type ownAction struct {
+	by    string
+	ended time.Time
 }
 
 // ActionRelease is the journaled action name of a release (backends.ActionRelease).
