@@ -36,6 +36,7 @@ func (l *Layer) Quarantine(ctx context.Context, req Request) error {
 	if err != nil {
 		return err
 	}
+	operator := l.who(req).Operator
 	return l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
 		if rec, ok, err := qs.Quarantine(req.SandboxID); err != nil {
 			return err
@@ -43,7 +44,7 @@ func (l *Layer) Quarantine(ctx context.Context, req Request) error {
 			return fmt.Errorf("%s: %w: quarantined already (since %s by %s); release it first", sb.Name, ErrQuarantine, rec.Time.Local().Format(time.DateTime), rec.Operator)
 		}
 		return b.(backends.Quarantiner).Quarantine(ctx, req.SandboxID, func(plan []byte) error {
-			return qs.PutQuarantine(state.QuarantineRecord{SandboxID: req.SandboxID, Backend: b.Name(), Operator: req.Identity.Operator, Time: time.Now().UTC(), Plan: plan})
+			return qs.PutQuarantine(state.QuarantineRecord{SandboxID: req.SandboxID, Backend: b.Name(), Operator: operator, Time: time.Now().UTC(), Plan: plan})
 		})
 	})
 }

@@ -289,6 +289,7 @@ func (m *Model) openDetail(c *screen.Context, r *fleet.Row) tea.Cmd {
 			return func(ctx context.Context) ([]backends.MemberStats, error) { return sr.Stats(ctx, id) }, ""
 		}
 	}
+	src.Marks = m.watchMarks // the containment watch (watch.go)
 	d := detail.New(r.SB, src)
 	if r.Stale {
 		d.Stale = m.fleet.StaleReason(r.Backend)

@@ -239,3 +239,18 @@ func (m *Model) releaseFlow(c *screen.Context, ids []string) tea.Cmd {
 		}})
 	return nil
 }
+
+// watchMarks are the containment watch's words for a sandbox in the detail title.
+func (m *Model) watchMarks(id string) string {
+	var parts []string
+	if q := m.watch.quarantined[id]; q.SandboxID != "" {
+		parts = append(parts, "QUARANTINED by "+q.Operator)
+	}
+	switch n := m.watch.bySandbox[id]; {
+	case n == 1:
+		parts = append(parts, "1 open alert")
+	case n > 1:
+		parts = append(parts, fmt.Sprintf("%d open alerts", n))
+	}
+	return strings.Join(parts, "  ")
+}

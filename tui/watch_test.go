@@ -108,7 +108,11 @@ func TestAlertLineMarksAckAndQuarantine(t *testing.T) {
 	h.key(":")
 	h.typeText("filter hardened")
 	h.key("enter")
-	h.waitText("1/")
+	h.waitText("1/5 sandboxes")
+	h.key("enter")
+	h.waitText("QUARANTINED by op@test") // the detail says so too
+	h.key("esc")
+	h.waitText("1/5 sandboxes")
 	h.key("U")
 	h.waitText("release hardened from quarantine?")
 	h.key("tab", "enter")
