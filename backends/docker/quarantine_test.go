@@ -146,3 +146,50 @@ func TestQuarantineRefusesHostNetwork(t *testing.T) {
 }
 
 func hostNet() *container.HostConfig { return &container.HostConfig{NetworkMode: "host"} }
+
+// A network the agent shares with a scorer is cut even when it is internal; the scorer itself
+// keeps its network (it is not the one to isolate), and release gives the agent its alias back.
+func TestQuarantineCutsNetworkSharedWithScorer(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	cli := dockertest.Engine(t)
+	ctx := context.Background()
+	project := "rk-qs-" + dockertest.RunID
+	dockertest.Project(t, project)
+	inner := project + "_inner"
+	if _, err := cli.NetworkCreate(ctx, inner, client.NetworkCreateOptions{Driver: "bridge", Internal: true, Labels: dockertest.Labels(map[string]string{
+		LabelProject: project, LabelNetwork: "inner"})}); err != nil {
+		t.Fatal(err)
+	}
+	img := dockertest.Image(t)
+	dockertest.StartService(t, project, inner, img, dockertest.Service{Name: "default"})
+	dockertest.StartService(t, project, inner, img, dockertest.Service{Name: "grader", Labels: map[string]string{"x-range.role": "scorer"}})
+	id := b.SandboxID(project)
+	var saved []byte
+	if err := b.Quarantine(ctx, id, func(p []byte) error { saved = p; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var plan quarantinePlan
+	if err := json.Unmarshal(saved, &plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Endpoints) != 1 || plan.Endpoints[0].Name != project+"-default-1" || plan.Endpoints[0].Reason != "shared with scorer "+project+"-grader-1" {
+		t.Fatalf("plan %s: want only the agent's endpoint on the network shared with the scorer", saved)
+	}
+	on := func(name string) bool {
+		res, err := cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok := res.Container.NetworkSettings.Networks[inner]
+		return ok
+	}
+	if on(project+"-default-1") || !on(project+"-grader-1") {
+		t.Fatalf("after quarantine: agent on %v, scorer on %v; want the agent cut and the scorer kept", on(project+"-default-1"), on(project+"-grader-1"))
+	}
+	if err := b.Release(ctx, id, saved); err != nil {
+		t.Fatal(err)
+	}
+	if got := sh(t, b, id, "grader", "nslookup default 127.0.0.11 >/dev/null && echo resolved"); got != "resolved" {
+		t.Errorf("the agent's alias does not resolve after release: %q", got)
+	}
+}
