@@ -104,6 +104,25 @@ func (db *DB) PutBaselines(bs []Baseline) error {
 	})
 }
 
+// DeleteBaselines forgets the baselines of sandboxes that are gone.
+func (db *DB) DeleteBaselines(ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bucketBaselines)
+		if bk == nil {
+			return nil
+		}
+		for _, id := range ids {
+			if err := bk.Delete([]byte(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // Baselines returns every stored baseline.
 func (db *DB) Baselines() ([]Baseline, error) {
 	var out []Baseline

@@ -186,6 +186,22 @@ func (d *detector) cause(id, member string) *backends.Activity {
 	return any
 }
 
+// forgetGone drops the baselines of backend's sandboxes that are not in present (torn down):
+// a later sandbox with the same name starts from its own first sight. It returns their IDs.
+func (d *detector) forgetGone(backend string, present map[string]bool) []string {
+	var gone []string
+	for id := range d.base {
+		if strings.HasPrefix(id, backend+"/") && !present[id] {
+			gone = append(gone, id)
+			delete(d.base, id)
+			delete(d.last, id)
+			delete(d.recent, id)
+			delete(d.dirty, id)
+		}
+	}
+	return gone
+}
+
 // rebaseline records the sandbox's last seen posture as its baseline.
 func (d *detector) rebaseline(id, reason string, now time.Time) bool {
 	f, ok := d.last[id]

@@ -301,3 +301,21 @@ func TestOwnExecAttributedToTheJournaledAction(t *testing.T) {
 		t.Fatalf("alerts %+v", as)
 	}
 }
+
+// A torn-down sandbox's baseline is forgotten: a later sandbox with the same ID starts from its
+// own first sight instead of being compared with a stranger's posture.
+func TestRemovedSandboxForgetsItsBaseline(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"), hardened("docker:test/p2"))
+	r.w.Step()
+	r.send(t, backends.Event{Type: backends.EventRemove, ID: "docker:test/p1"})
+	r.w.Step()
+	bs, _ := r.db.Baselines()
+	if len(bs) != 1 || bs[0].SandboxID != "docker:test/p2" {
+		t.Fatalf("baselines after the removal %+v, want p2 only", bs)
+	}
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
+	r.w.Step()
+	if as := r.alerts(t); len(as) != 0 {
+		t.Fatalf("a new sandbox reusing the ID was compared with the old baseline: %+v", as)
+	}
+}

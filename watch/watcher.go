@@ -25,6 +25,7 @@ type Source interface {
 type Store interface {
 	Baselines() ([]state.Baseline, error)
 	PutBaselines([]state.Baseline) error
+	DeleteBaselines(ids []string) error
 	AddAlerts([]state.Alert) ([]state.Alert, error)
 	SetAlertHook(id uint64, result string) error
 	Alerts(q state.AlertQuery) ([]state.Alert, error)
@@ -119,6 +120,7 @@ func (w *Watcher) Step() {
 	w.mu.Lock()
 	w.rebaselineFromJournal(now) // first: an exec of our own action is attributed to it
 	var raised []state.Alert
+	var gone []string
 	for _, a := range acts {
 		if al := w.det.activity(a); al != nil {
 			if f, ok := w.inFlight[a.SandboxID]; ok && (f.ended.IsZero() || !a.Time.After(f.ended)) {
@@ -135,17 +137,25 @@ func (w *Watcher) Step() {
 		}
 		fleet, v := w.src.FleetOf(name)
 		w.versions[name] = v
+		present := make(map[string]bool, len(fleet))
 		for _, sb := range fleet {
 			if !sb.Actionable {
 				continue
 			}
+			present[sb.ID] = true
 			raised = append(raised, w.det.observe(sb, now)...)
+		}
+		if w.ready(name) {
+			gone = append(gone, w.det.forgetGone(name, present)...)
 		}
 	}
 	dirty := w.det.flush()
 	w.mu.Unlock()
 	if err := w.store.PutBaselines(dirty); err != nil {
 		w.fail(fmt.Sprintf("baselines not saved: %v", err))
+	}
+	if err := w.store.DeleteBaselines(gone); err != nil {
+		w.fail(fmt.Sprintf("baselines of removed sandboxes not forgotten: %v", err))
 	}
 	if len(raised) == 0 {
 		return
@@ -158,6 +168,25 @@ func (w *Watcher) Step() {
 	w.publish(stored[len(stored)-1].ID)
 	for _, a := range stored {
 		w.hooks.run(a)
+	}
+}
+
+// ready reports whether a backend has listed its fleet at least once (before that, an empty
+// fleet says nothing about which sandboxes are gone).
+func (w *Watcher) ready(backend string) bool {
+	r, ok := w.src.(interface{ Ready(string) <-chan struct{} })
+	if !ok {
+		return false
+	}
+	ch := r.Ready(backend)
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
