@@ -26,6 +26,7 @@ type watchState struct {
 	quarantined map[string]state.QuarantineRecord
 	errs        []string
 	last        uint64 // the newest alert ID read
+	banner      string // alertLine, computed when the alerts change rather than at every frame
 }
 
 // watchMsg is the watch's state as read from the store, in a command.
@@ -53,7 +54,7 @@ func (m *Model) initWatch() {
 		}
 		return ""
 	}
-	m.fleet.Banner = m.alertLine
+	m.fleet.Banner = func() string { return m.watch.banner }
 	running := m.fleet.Activity
 	m.fleet.Activity = func(id string) string {
 		if a := running(id); a != "" {
@@ -149,6 +150,7 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 	if msg.err != nil {
 		m.watch.errs = append(m.watch.errs, msg.err.Error())
 	}
+	m.watch.banner = m.alertLine()
 	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.last, false)}
 	for _, s := range m.stack {
 		if a, ok := s.(*alerts.Model); ok {
