@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,4 +72,31 @@ func TestNetworkConnectAlertOnScreen(t *testing.T) {
 	p.literal("alerts")
 	p.keys("Enter")
 	p.wait("new HIGH CMP-N03", 10*time.Second)
+
+	// The alert is in the state file: after the workbench quits (it holds the file's lock),
+	// `alerts -o json` lists it with its evidence.
+	p.keys("Escape")
+	p.wait("sandboxes  sort:", 10*time.Second)
+	p.keys("q")
+	p.wait("rangekeeper exited 0", 20*time.Second)
+	out, err := exec.Command(bin, "--state", statePath, "alerts", "-o", "json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("alerts -o json: %v\n%s", err, out)
+	}
+	var as []struct {
+		Sandbox, Rule, After string
+		Event                *struct{ Kind string }
+	}
+	if err := json.Unmarshal(out, &as); err != nil {
+		t.Fatalf("alerts -o json is not JSON: %v\n%s", err, out)
+	}
+	found := false
+	for _, a := range as {
+		if a.Sandbox == "docker:default/"+project && a.Rule == "CMP-N03" && strings.Contains(a.After, egress) && a.Event != nil && a.Event.Kind == "network-connect" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("alerts -o json lacks the connect alert:\n%s", out)
+	}
 }
