@@ -66,6 +66,10 @@ var rules = []rule{
 		why: "the timeline recorder runs wherever a supervisor and a state file do (the workbench today, a daemon later)"},
 	{pkg: module + "/internal/logring", banned: ui,
 		why: "the bounded log ring serves the CLI and backend tests as well as the log screen"},
+
+	// issue 16: the containment watch.
+	{pkg: module + "/watch", banned: append([]string{module + "/action", module + "/cmd"}, ui...),
+		why: "the containment watch runs beside the supervisor for the workbench, the CLI and a daemon alike; the workbench reads it, never the reverse"},
 }
 
 type pkgInfo struct {

@@ -189,7 +189,7 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	if err := l.Check(req); err != nil {
 		return outcome(state.OutcomeRefused, err)
 	}
-	if req.Action.Destructive() && !req.Confirmed {
+	if req.Action.NeedsConfirm() && !req.Confirmed {
 		return outcome(state.OutcomeRefused, fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, ErrNotConfirmed))
 	}
 	if l.opts.Admit != nil {

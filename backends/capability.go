@@ -42,6 +42,8 @@ type ActionSpec struct {
 	Mutating bool
 	// Implemented reports whether b has the capability interface the action calls.
 	Implemented func(b Backend) bool
+	// Confirm asks for confirmation although no state is lost (quarantine cuts a sandbox off).
+	Confirm bool
 	// Needs lists actions that must be supported too (a probe needs exec and copy); their
 	// reasons are given when they are not.
 	Needs []Action
@@ -66,6 +68,10 @@ var actionSpecs = map[Action]ActionSpec{
 
 	// Issue 19.
 	ActionShell: {Mutating: true, Implemented: implements[Sheller]},
+
+	// Containment (issue 16): no state is lost, but the sandbox is cut off, so both are confirmed.
+	ActionQuarantine: {Mutating: true, Confirm: true, Implemented: implements[Quarantiner]},
+	ActionRelease:    {Mutating: true, Confirm: true, Implemented: implements[Quarantiner]},
 }
 
 // Spec returns an action kind's declaration; ok is false for an unknown kind.
@@ -87,6 +93,9 @@ func Actions() []Action {
 // Destructive reports whether an action loses state and so needs confirmation and journaling,
 // and is refused in read-only mode.
 func (a Action) Destructive() bool { return actionSpecs[a].Destructive }
+
+// NeedsConfirm reports whether the operator must confirm the action first.
+func (a Action) NeedsConfirm() bool { s := actionSpecs[a]; return s.Destructive || s.Confirm }
 
 // Mutating reports whether an action can change the sandbox or the host, and so is refused in
 // read-only mode.

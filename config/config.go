@@ -29,6 +29,7 @@ type Config struct {
 	Proxmox    []ProxmoxEndpoint `yaml:"proxmox"`
 	Probe      ProbeTargets      `yaml:"probe"`
 	Lint       LintConfig        `yaml:"lint"`
+	Watch      WatchConfig       `yaml:"watch"` // containment watch: alert threshold and hook
 
 	// Issue 19: log views and the timeline's retention.
 	Logs     LogsConfig     `yaml:"logs"`

@@ -3,6 +3,9 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 func TestParseRefusesWithFileAndLine(t *testing.T) {
@@ -35,5 +38,20 @@ func TestParseKeepsWhereKeysWereSet(t *testing.T) {
 		if _, err := Parse("c.yaml", []byte("theme: \""+ok+"\"\n")); err != nil {
 			t.Errorf("theme %q refused: %v", ok, err)
 		}
+	}
+}
+
+// The containment watch's threshold is a severity name, its hook an argv with a timeout; a bad
+// severity is refused naming the file.
+func TestWatchSection(t *testing.T) {
+	c, err := Parse("rk.yaml", []byte("watch:\n  min_severity: HIGH\n  hook: [/usr/local/bin/page, --team, range]\n  hook_timeout: 3s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Watch.MinSeverity != catalog.SeverityHigh || len(c.Watch.Hook) != 3 || c.Watch.HookTimeout != 3*time.Second {
+		t.Fatalf("watch %+v", c.Watch)
+	}
+	if _, err := Parse("rk.yaml", []byte("watch:\n  min_severity: loud\n")); err == nil || !strings.Contains(err.Error(), "rk.yaml") || !strings.Contains(err.Error(), "unknown severity") {
+		t.Fatalf("bad severity: %v", err)
 	}
 }

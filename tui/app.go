@@ -22,6 +22,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/views/theme"
+	"github.com/rangekeeper/rangekeeper/watch"
 )
 
 // Options configure the program.
@@ -54,6 +55,8 @@ type Options struct {
 	Team TeamOptions
 	// LogLines is the log screen's ring size; 0: 10,000 (issue 19).
 	LogLines int
+	// Watch is the containment watch (alerts, quarantine marks); nil: none (tui/watch.go).
+	Watch *watch.Watcher
 }
 
 // FPS is the renderer's frame cap. Bubble Tea's renderer ticks at this rate even when idle, and
@@ -80,6 +83,8 @@ type Model struct {
 	running   map[string]runningAction // sandbox ID → action started from this UI
 	lastSave  time.Time
 	lastError string
+
+	watch watchState // the containment watch's alerts and quarantines (watch.go)
 }
 
 type runningAction struct {
@@ -141,6 +146,7 @@ func New(opts Options) *Model {
 		m.fleet.SetHealthAll(opts.Supervisor.Health())
 	}
 	m.stack = []screen.Screen{m.fleet}
+	m.initWatch()
 	m.cmd.OnSubmit = m.runCommandLine
 	m.teamInit()
 	m.guard()
@@ -170,6 +176,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.opts.Supervisor != nil && !m.opts.Team.Shared {
 		cmds = append(cmds, waitUpdates(m.ctx, m.opts.Supervisor))
 	}
+	cmds = append(cmds, m.watchCmds()...)
 	if m.opts.Theme == "" || m.opts.Theme == "auto" {
 		cmds = append(cmds, tea.RequestBackgroundColor,
 			tea.Tick(m.opts.BackgroundWait, func(time.Time) tea.Msg { return bgTimeoutMsg{} }))
@@ -235,6 +242,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(m.broadcast(msg), waitUpdates(m.ctx, m.opts.Supervisor))
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
+	case watchMsg:
+		return m, m.onWatch(msg)
+	case alertAckedMsg:
+		return m, m.onAcked(msg)
 	}
 	if cmd, ok := m.handleResult(msg); ok {
 		return m, cmd

@@ -282,7 +282,7 @@ func TestDeadBackendReconnectingUIResponsive(t *testing.T) {
 }
 
 func TestHelpListsDisabledBindingsWithReason(t *testing.T) {
-	h := newHarness(t, harnessOpts{w: 120, h: 40})
+	h := newHarness(t, harnessOpts{w: 120, h: 44}) // tall enough for help in one column
 	h.key("G", "?")
 	f := h.waitText("rangekeeper keys")
 	if !strings.Contains(f, "  s             snapshot: not supported by Kubernetes — reset available") {

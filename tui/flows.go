@@ -34,6 +34,10 @@ var flows = map[keymap.Name]flow{
 	keymap.Copy:     (*Model).copyFlow,
 	keymap.Cancel:   (*Model).cancelFlow,
 	keymap.Shell:    (*Model).shellFlow, // issue 19 (triage.go)
+
+	// Containment watch (issue 16; watch.go).
+	keymap.Quarantine: (*Model).quarantineFlow,
+	keymap.Release:    (*Model).releaseFlow,
 }
 
 // guard installs every binding's disabled reason. They read only in-memory state (the fleet,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/views/alerts"
 	"github.com/rangekeeper/rangekeeper/views/author"
 	"github.com/rangekeeper/rangekeeper/views/cmdline"
 	"github.com/rangekeeper/rangekeeper/views/detail"
@@ -96,6 +97,8 @@ var registry = []entry{
 	{verbs: cmdline.Verb{"logs", "log"}, key: keymap.Logs, proto: (*logs.Model)(nil), run: openLogs},
 	{verbs: cmdline.Verb{"timeline", "tl"}, key: keymap.Timeline, proto: (*timeline.Model)(nil), run: openTimeline},
 	{verbs: cmdline.Verb{"shell", "sh"}, run: openShellVerb},
+	// Containment watch (issue 16; watch.go).
+	{verbs: cmdline.Verb{"alerts", "alert"}, proto: (*alerts.Model)(nil), run: openAlerts},
 }
 
 // registryKeys are the global bindings that open registered screens.
@@ -294,6 +297,7 @@ func (m *Model) openDetail(c *screen.Context, r *fleet.Row) tea.Cmd {
 			return func(ctx context.Context) ([]backends.MemberStats, error) { return sr.Stats(ctx, id) }, ""
 		}
 	}
+	src.Marks = m.watchMarks // the containment watch (watch.go)
 	d := detail.New(r.SB, src)
 	if r.Stale {
 		d.Stale = m.fleet.StaleReason(r.Backend)

@@ -50,9 +50,13 @@ func newWorkbench(f *factory) (m *tui.Model, save func() error, err error) {
 		return nil, nil, err
 	}
 	save = func() error { return saveInventory(db, sup) }
+	w, err := f.Watcher(sup, db) // the containment watch: alerts and quarantine marks
+	if err != nil {
+		return nil, nil, err
+	}
 	m = tui.New(tui.Options{Supervisor: sup, Actions: layer, State: db, Keys: km, Theme: cfg.Theme,
 		ReadOnly: cfg.ReadOnly || f.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", SaveCache: save,
-		Verify: workbenchVerify(f, layer, db, cfg), LogLines: cfg.Logs.RingLines})
+		Verify: workbenchVerify(f, layer, db, cfg), LogLines: cfg.Logs.RingLines, Watch: w})
 	if recs, err := db.Inventory(); err == nil {
 		m.LoadCache(recs)
 	}

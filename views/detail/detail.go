@@ -50,6 +50,9 @@ type Sources struct {
 	Stats      func(id string) (read func(ctx context.Context) ([]backends.MemberStats, error), why string)
 	StatsEvery time.Duration          // sampling period; negative: never
 	Busy       func(id string) string // the action running on it ("" when none)
+	// Marks are the containment watch's words for the sandbox ("QUARANTINED", "2 open alerts"),
+	// shown in the title; nil or "": none.
+	Marks func(id string) string
 }
 
 // Load reads the sandbox's records. It does I/O: call it from a command.

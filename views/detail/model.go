@@ -216,6 +216,11 @@ func (m *Model) lines(c *screen.Context, w int, now time.Time) []string {
 	if m.Busy != "" {
 		title += "  [" + m.Busy + " running]"
 	}
+	if m.src.Marks != nil {
+		if mk := m.src.Marks(sb.ID); mk != "" {
+			title += "  " + mk
+		}
+	}
 	out := []string{th.Title.Render(ansi.Truncate(title, w, "~")), th.Dim.Render(ansi.Truncate(sb.ID, w, "~"))}
 	if m.Stale != "" {
 		out = append(out, th.Err.Render("backend unreachable: "+m.Stale))

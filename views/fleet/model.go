@@ -62,6 +62,11 @@ type Model struct {
 	Activity func(sandboxID string) string
 	// Team, when set, adds the team's line to the title (operators connected, who runs what).
 	Team func() string
+	// Flag is a one-letter mark for a sandbox's row ("!" open alert, "Q" quarantined; "" none)
+	// and Banner the alert line shown in place of the health line ("" when there is none): the
+	// containment watch's, installed by the program.
+	Flag   func(sandboxID string) string
+	Banner func() string
 
 	paint *rowPaints
 }

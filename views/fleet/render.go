@@ -131,6 +131,11 @@ func (m *Model) titleLine(w int) string {
 }
 
 func (m *Model) healthLine(w int) string {
+	if m.Banner != nil { // the containment watch's alert line takes the health line's place
+		if b := m.Banner(); b != "" {
+			return m.Theme.Err.Render(ansi.Truncate(b, w, "~"))
+		}
+	}
 	if len(m.health) == 0 {
 		return m.Theme.Dim.Render(cell("no backends configured", w))
 	}
@@ -217,6 +222,11 @@ func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) s
 	mark := "  "
 	if m.marked[r.SB.ID] {
 		mark = "* "
+	}
+	if m.Flag != nil { // the containment watch: ! alert, Q quarantined
+		if f := m.Flag(r.SB.ID); f != "" && !m.marked[r.SB.ID] {
+			mark = f[:1] + mark[1:]
+		}
 	}
 	if m.expanded[r.SB.ID] {
 		mark = mark[:1] + "-"

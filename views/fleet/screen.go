@@ -25,7 +25,7 @@ func (s *Screen) Bindings() []keymap.Name {
 	return []keymap.Name{keymap.Up, keymap.Down, keymap.Top, keymap.Bottom, keymap.PageUp, keymap.PageDown,
 		keymap.Open, keymap.Back, keymap.Expand, keymap.Filter, keymap.Sort, keymap.Reverse, keymap.Group, keymap.Select,
 		keymap.Snapshot, keymap.Revert, keymap.Teardown, keymap.Reset, keymap.Probe, keymap.Copy,
-		keymap.Shell}
+		keymap.Shell, keymap.Quarantine, keymap.Release}
 }
 
 // Typing: while the filter has focus the table takes letters as filter text.

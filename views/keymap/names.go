@@ -66,6 +66,13 @@ const (
 	SearchPrev Name = "search-prev"
 )
 
+// Containment watch (issue 16).
+const (
+	Quarantine Name = "quarantine"
+	Release    Name = "release"
+	Ack        Name = "ack"
+)
+
 // Help groups, in help order.
 const (
 	GroupNav     = "navigate"
@@ -142,5 +149,10 @@ func Default() *Map {
 		{Name: LogPause, Keys: []string{"p"}, Help: "pause", Group: GroupView},
 		{Name: SearchNext, Keys: []string{"n"}, Help: "next match", Group: GroupView},
 		{Name: SearchPrev, Keys: []string{"N"}, Help: "previous match", Group: GroupView},
+
+		// Containment watch (issue 16).
+		act(Quarantine, "Q", "quarantine", backends.ActionQuarantine, false),
+		act(Release, "U", "release quarantine", backends.ActionRelease, false),
+		{Name: Ack, Keys: []string{"A"}, Help: "acknowledge alert", Group: GroupApp},
 	})
 }

@@ -1,0 +1,258 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/internal/redact"
+	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/views/alerts"
+	"github.com/rangekeeper/rangekeeper/views/dialog"
+	"github.com/rangekeeper/rangekeeper/views/screen"
+	"github.com/rangekeeper/rangekeeper/watch"
+)
+
+// watchState is what the workbench shows of the containment watch: the open alerts (the header
+// line, the row marks) and the quarantined sandboxes (marked in every view).
+type watchState struct {
+	open        []state.Alert
+	bySandbox   map[string]int
+	quarantined map[string]state.QuarantineRecord
+	errs        []string
+	last        uint64 // the newest alert ID read
+	banner      string // alertLine, computed when the alerts change rather than at every frame
+}
+
+// watchMsg is the watch's state as read from the store, in a command.
+type watchMsg struct {
+	full        bool // open is every open alert (else: the ones newer than the last read)
+	open        []state.Alert
+	quarantined []state.QuarantineRecord
+	errs        []string
+	err         error
+}
+
+// WatchPoll bounds how long the workbench goes without re-reading the alerts and quarantines
+// (another process may have acknowledged, quarantined or released).
+var WatchPoll = time.Second
+
+// initWatch installs the fleet's row marks, alert line and quarantine status.
+func (m *Model) initWatch() {
+	m.watch = watchState{bySandbox: map[string]int{}, quarantined: map[string]state.QuarantineRecord{}}
+	m.fleet.Flag = func(id string) string {
+		switch {
+		case m.watch.bySandbox[id] > 0:
+			return "!"
+		case m.watch.quarantined[id].SandboxID != "":
+			return "Q"
+		}
+		return ""
+	}
+	m.fleet.Banner = func() string { return m.watch.banner }
+	running := m.fleet.Activity
+	m.fleet.Activity = func(id string) string {
+		if a := running(id); a != "" {
+			return a
+		}
+		if m.watch.quarantined[id].SandboxID != "" {
+			return "isolated" // quarantined; fits the status column
+		}
+		return ""
+	}
+}
+
+// alertLine is the header's alert line: the newest open alert and how many are open.
+func (m *Model) alertLine() string {
+	n := len(m.watch.open)
+	if n == 0 {
+		if len(m.watch.errs) > 0 {
+			return "watch: " + m.watch.errs[len(m.watch.errs)-1]
+		}
+		return ""
+	}
+	a := m.watch.open[n-1]
+	s := fmt.Sprintf("ALERT %s %s: %s", strings.ToUpper(a.Severity.String()), backends.ShortName(a.SandboxID), a.Summary)
+	if n > 1 {
+		s = fmt.Sprintf("%d open alerts; newest: %s", n, s)
+	}
+	return redact.Cell(s + "  (:alerts lists them)")
+}
+
+// watchCmds start following the watch, when there is one.
+func (m *Model) watchCmds() []tea.Cmd {
+	if m.opts.Watch == nil || m.opts.State == nil {
+		return nil
+	}
+	return []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, 0, true)}
+}
+
+// WatchCoalesce gathers the alerts of a burst into one read and one frame.
+var WatchCoalesce = 100 * time.Millisecond
+
+// waitWatch waits (in a command) for the watch's next change, or WatchPoll, then reads what
+// changed: after a change, only the alerts newer than after (a burst costs one short read);
+// at each poll, every open alert and the quarantines (acknowledgements and quarantines made by
+// another process).
+func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64, first bool) tea.Cmd {
+	return func() tea.Msg {
+		full := first
+		if !first {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-w.Changed():
+				time.Sleep(WatchCoalesce)
+			case <-time.After(WatchPoll):
+				full = true
+			}
+		}
+		q := state.AlertQuery{Open: true}
+		if !full {
+			q.After = after
+		}
+		open, err := db.Alerts(q)
+		msg := watchMsg{open: open, full: full, errs: w.Errors(), err: err}
+		if full {
+			qs, qerr := db.Quarantines()
+			if err == nil {
+				msg.err = qerr
+			}
+			msg.quarantined = qs
+		}
+		return msg
+	}
+}
+
+func (m *Model) onWatch(msg watchMsg) tea.Cmd {
+	if msg.err == nil {
+		if msg.full {
+			m.watch.open = msg.open
+			clear(m.watch.bySandbox)
+			clear(m.watch.quarantined)
+			for _, q := range msg.quarantined {
+				m.watch.quarantined[q.SandboxID] = q
+			}
+		} else {
+			m.watch.open = append(m.watch.open, msg.open...)
+		}
+		for _, a := range msg.open {
+			m.watch.bySandbox[a.SandboxID]++
+			m.watch.last = max(m.watch.last, a.ID)
+		}
+	}
+	m.watch.errs = msg.errs
+	if msg.err != nil {
+		m.watch.errs = append(m.watch.errs, msg.err.Error())
+	}
+	m.watch.banner = m.alertLine()
+	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.last, false)}
+	for _, s := range m.stack {
+		if a, ok := s.(*alerts.Model); ok {
+			cmds = append(cmds, a.Load)
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// openAlerts pushes the alerts screen.
+func openAlerts(m *Model, c *screen.Context, _ string) tea.Cmd {
+	db, w := m.opts.State, m.opts.Watch
+	load := func() tea.Msg {
+		if db == nil {
+			return alerts.Loaded{Err: fmt.Errorf("no state file: alerts are unavailable")}
+		}
+		as, err := db.Alerts(state.AlertQuery{})
+		return alerts.Loaded{Alerts: as, Err: err}
+	}
+	operator := m.operator()
+	ack := func(id uint64) tea.Cmd {
+		return func() tea.Msg {
+			var err error
+			switch {
+			case w != nil:
+				_, err = w.Ack(id, operator)
+			case db != nil:
+				_, err = watch.Ack(db, id, operator, nil)
+			default:
+				err = fmt.Errorf("no state file")
+			}
+			return alertAckedMsg{id: id, err: err, reload: load()}
+		}
+	}
+	c.Push(alerts.New(load, ack))
+	return nil
+}
+
+type alertAckedMsg struct {
+	id     uint64
+	err    error
+	reload tea.Msg
+}
+
+func (m *Model) onAcked(msg alertAckedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.setStatus(fmt.Sprintf("ack %d: %s", msg.id, oneLine(msg.err.Error())))
+	} else {
+		m.setStatus(fmt.Sprintf("alert %d acknowledged by %s", msg.id, m.operator()))
+	}
+	return m.broadcast(msg.reload)
+}
+
+// operator is who this session acts as.
+func (m *Model) operator() string {
+	if m.opts.Identity.Operator != "" {
+		return m.opts.Identity.Operator
+	}
+	if m.opts.Actions != nil {
+		return m.opts.Actions.Identity().Operator
+	}
+	return state.Operator()
+}
+
+func (m *Model) quarantineFlow(c *screen.Context, ids []string) tea.Cmd {
+	id := ids[0]
+	c.Push(&dialog.Model{Kind: dialog.Confirm, Danger: true, Title: "quarantine " + m.name(id) + "?",
+		Body: []string{"Cuts the sandbox off from everything outside itself: Docker disconnects members from non-internal networks and networks shared with a scorer; Kubernetes adds a deny-all policy; Proxmox sets link_down=1 on every NIC.",
+			"Members keep running and keep their files; release restores exactly what was there."},
+		OnCancel: cancelled("quarantine"),
+		OnAccept: func(*screen.Context, *dialog.Model) tea.Cmd {
+			return m.start(backends.ActionQuarantine, ids, func(ctx context.Context, req action.Request) (string, error) {
+				return "quarantined", m.opts.Actions.Quarantine(ctx, req)
+			})
+		}})
+	return nil
+}
+
+func (m *Model) releaseFlow(c *screen.Context, ids []string) tea.Cmd {
+	id := ids[0]
+	c.Push(&dialog.Model{Kind: dialog.Confirm, Danger: true, Title: "release " + m.name(id) + " from quarantine?",
+		Body:     []string{"Restores the networks, aliases, addresses, policies or NIC options the quarantine changed: the sandbox can reach what it reached before."},
+		OnCancel: cancelled("release"),
+		OnAccept: func(*screen.Context, *dialog.Model) tea.Cmd {
+			return m.start(backends.ActionRelease, ids, func(ctx context.Context, req action.Request) (string, error) {
+				return "released", m.opts.Actions.Release(ctx, req)
+			})
+		}})
+	return nil
+}
+
+// watchMarks are the containment watch's words for a sandbox in the detail title.
+func (m *Model) watchMarks(id string) string {
+	var parts []string
+	if q := m.watch.quarantined[id]; q.SandboxID != "" {
+		parts = append(parts, "QUARANTINED by "+q.Operator)
+	}
+	switch n := m.watch.bySandbox[id]; {
+	case n == 1:
+		parts = append(parts, "1 open alert")
+	case n > 1:
+		parts = append(parts, fmt.Sprintf("%d open alerts", n))
+	}
+	return strings.Join(parts, "  ")
+}

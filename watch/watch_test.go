@@ -1,0 +1,321 @@
+package watch
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/sandbox"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+	"github.com/rangekeeper/rangekeeper/state"
+)
+
+// fed is a backend whose Watch lists its sandboxes and then emits whatever the test sends.
+type fed struct {
+	name   string
+	list   []backends.Sandbox
+	events chan backends.Event
+}
+
+func (f *fed) Name() string        { return f.name }
+func (f *fed) Kind() backends.Kind { return backends.KindDocker }
+func (f *fed) Watch(ctx context.Context, emit func(backends.Event)) error {
+	emit(backends.Event{Type: backends.EventReset, Sandboxes: f.list})
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-f.events:
+			emit(ev)
+		}
+	}
+}
+
+func hardened(id string, extra ...sandbox.Finding) backends.Sandbox {
+	fs := append([]sandbox.Finding{{RuleID: "CMP-R03", Severity: catalog.SeverityMedium, Axis: "H", Member: "agent", Message: "no PID limit", Evidence: "HostConfig.PidsLimit unset"}}, extra...)
+	return backends.Sandbox{ID: id, Name: id, Actionable: true, Status: backends.StatusRunning, Findings: fs}
+}
+
+var egress = sandbox.Finding{RuleID: "CMP-N03", Severity: catalog.SeverityHigh, Axis: "N", Member: "agent",
+	Message: "on network egress, which is not internal", Evidence: "network egress Internal=false"}
+
+// rig is a real supervisor over a fed backend and a real state file, with a watcher on both.
+type rig struct {
+	b   *fed
+	sup *supervisor.Supervisor
+	db  *state.DB
+	w   *Watcher
+}
+
+func newRig(t *testing.T, opts Options, list ...backends.Sandbox) *rig {
+	t.Helper()
+	r := &rig{b: &fed{name: "docker:test", list: list, events: make(chan backends.Event, 16)}}
+	r.sup = supervisor.New([]backends.Backend{r.b}, supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := r.sup.Start(ctx)
+	t.Cleanup(func() { cancel(); wait() })
+	if missing := r.sup.WaitReady(ctx); len(missing) > 0 {
+		t.Fatal("backend never listed")
+	}
+	db, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	r.db = db
+	r.reopen(t, opts)
+	return r
+}
+
+func (r *rig) reopen(t *testing.T, opts Options) {
+	t.Helper()
+	w, err := New(r.sup, r.db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.w = w
+}
+
+// send emits an event and waits until the supervisor applied it.
+func (r *rig) send(t *testing.T, ev backends.Event) {
+	t.Helper()
+	v := r.sup.Version(r.b.name)
+	_, cur, _ := r.sup.Activity(0)
+	r.b.events <- ev
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		_, next, _ := r.sup.Activity(0)
+		if r.sup.Version(r.b.name) != v || next != cur {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("event not applied")
+}
+
+func (r *rig) alerts(t *testing.T) []state.Alert {
+	t.Helper()
+	as, err := r.db.Alerts(state.AlertQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
+}
+
+// A sandbox's first posture is its baseline; a network connect that adds a HIGH finding raises
+// one alert naming before, after and the event; refreshes of the same weakness raise no more, a
+// LOW finding stays below the default threshold, and a severity increase alerts.
+func TestDriftAgainstBaselineRaisesOneAlertWithEvidence(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"))
+	r.w.Step()
+	if as := r.alerts(t); len(as) != 0 {
+		t.Fatalf("first sight raised %v", as)
+	}
+	bs, _ := r.db.Baselines()
+	if len(bs) != 1 || bs[0].Reason != ReasonFirstSeen || len(bs[0].Findings) != 1 {
+		t.Fatalf("baselines %+v", bs)
+	}
+	at := time.Now()
+	r.send(t, backends.Event{Type: backends.EventActivity, Activity: &backends.Activity{Time: at, SandboxID: "docker:test/p1", Member: "agent",
+		Kind: sandbox.ActNetConnect, Detail: "joined network egress", Attrs: map[string]string{"network": "egress"}}})
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
+	r.w.Step()
+	as := r.alerts(t)
+	if len(as) != 1 {
+		t.Fatalf("alerts %+v, want one", as)
+	}
+	a := as[0]
+	if a.Kind != state.AlertDrift || a.Rule != "CMP-N03" || a.Severity != catalog.SeverityHigh || a.Member != "agent" {
+		t.Errorf("alert %+v", a)
+	}
+	if !strings.Contains(a.Before, "not in baseline") || !strings.Contains(a.After, "network egress Internal=false") {
+		t.Errorf("evidence before %q after %q", a.Before, a.After)
+	}
+	if a.Event == nil || a.Event.Kind != sandbox.ActNetConnect || a.Event.Attrs["network"] != "egress" {
+		t.Errorf("event %+v, want the network connect", a.Event)
+	}
+	low := sandbox.Finding{RuleID: "CMP-H09", Severity: catalog.SeverityLow, Member: "agent", Message: "NET_RAW", Evidence: "caps"}
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress, low)})
+	r.w.Step()
+	if n := len(r.alerts(t)); n != 1 {
+		t.Fatalf("%d alerts after a refresh with the same weakness and a LOW finding, want 1", n)
+	}
+	worse := hardened("docker:test/p1", egress)
+	worse.Findings[0].Severity = catalog.SeverityHigh
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: worse})
+	r.w.Step()
+	as = r.alerts(t)
+	if len(as) != 2 || as[1].Rule != "CMP-R03" || !strings.Contains(as[1].Summary, "rose from MEDIUM to HIGH") || !strings.HasPrefix(as[1].Before, "MEDIUM CMP-R03") {
+		t.Fatalf("severity increase: %+v", as)
+	}
+	// The watch restarts: nothing already alerted is alerted again.
+	r.reopen(t, Options{})
+	r.w.Step()
+	if n := len(r.alerts(t)); n != 2 {
+		t.Fatalf("%d alerts after a restart, want the same 2", n)
+	}
+}
+
+// An exec is an alert of its own, naming the user and command, never the arguments; an ack is
+// kept with the operator, survives reopening the state file and is journaled.
+func TestExecAlertAndAckSurviveRestart(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"))
+	r.w.Step()
+	r.send(t, backends.Event{Type: backends.EventActivity, Activity: &backends.Activity{Time: time.Now(), SandboxID: "docker:test/p1", Member: "agent",
+		Kind: sandbox.ActExec, Actor: "user 0", Detail: "exec sh as 0 (arguments not recorded)",
+		Attrs: map[string]string{"user": "0", "command": "sh", "privileged": "true"}}})
+	r.w.Step()
+	as := r.alerts(t)
+	if len(as) != 1 || as[0].Kind != state.AlertExec || as[0].Severity != catalog.SeverityHigh ||
+		as[0].Summary != "exec sh as user 0 in agent (arguments not recorded), privileged" || as[0].Cause != "user 0" {
+		t.Fatalf("exec alerts %+v", as)
+	}
+	changed := r.w.Changed()
+	if _, err := r.w.Ack(as[0].ID, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("an ack did not signal the open workbenches")
+	}
+	path := r.db.Path()
+	r.db.Close()
+	db, err := state.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.db = db
+	as, _ = db.Alerts(state.AlertQuery{})
+	if len(as) != 1 || as[0].Ack == nil || as[0].Ack.Operator != "alice" || as[0].Ack.Time.IsZero() {
+		t.Fatalf("after reopening: %+v", as)
+	}
+	if open, _ := db.Alerts(state.AlertQuery{Open: true}); len(open) != 0 {
+		t.Errorf("acknowledged alert still open: %+v", open)
+	}
+	js, _ := db.Journal(state.JournalQuery{})
+	if len(js) != 2 || js[1].Action != ActionAck || js[1].Operator != "alice" || js[1].Outcome != state.OutcomeOK || js[1].Target != "docker:test/p1" {
+		t.Fatalf("journal %+v", js)
+	}
+	if _, err := Ack(db, 99, "alice", nil); err == nil {
+		t.Error("acknowledging an unknown alert succeeded")
+	}
+}
+
+// A successful probe journaled for a sandbox makes its current posture the new baseline: what
+// was drift becomes the norm and is no longer compared against.
+func TestProbeOutcomeRebaselines(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"))
+	r.w.Step()
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
+	r.w.Step()
+	in, _ := r.db.Append(state.Entry{Action: "probe", Target: "docker:test/p1", Phase: state.PhaseIntent})
+	r.db.Append(state.Entry{Action: "probe", Target: "docker:test/p1", Phase: state.PhaseOutcome, Intent: in.Seq, Outcome: state.OutcomeOK})
+	r.w.Step()
+	bs, _ := r.db.Baselines()
+	if len(bs) != 1 || bs[0].Reason != ReasonProbe || len(bs[0].Findings) != 2 {
+		t.Fatalf("baseline after probe %+v", bs)
+	}
+	// Back to hardened and then the same egress again: not drift against the new baseline.
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1")})
+	r.w.Step()
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
+	r.w.Step()
+	if n := len(r.alerts(t)); n != 1 {
+		t.Fatalf("%d alerts, want only the one before the probe", n)
+	}
+}
+
+// The hook gets each alert as JSON on stdin; a failing or hanging hook is recorded on the alert
+// and reported, and never holds the watch up.
+func TestHookGetsJSONFailureAndTimeoutRecorded(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "alert.json")
+	script := filepath.Join(dir, "hook.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nread -r line\necho \"$line\" > \""+out+"\"\ncase \"$line\" in *exec*) exit 0;; *CMP-N03*) echo pager down >&2; exit 3;; esac\nsleep 30\n"), 0o755)
+	r := newRig(t, Options{Hook: []string{script}, HookTimeout: 300 * time.Millisecond}, hardened("docker:test/p1"))
+	r.w.Step()
+	r.send(t, backends.Event{Type: backends.EventActivity, Activity: &backends.Activity{Time: time.Now(), SandboxID: "docker:test/p1", Member: "agent",
+		Kind: sandbox.ActExec, Attrs: map[string]string{"user": "1000", "command": "ls", "privileged": "false"}}})
+	r.w.Step()
+	waitAlert(t, r.db, 1, func(a state.Alert) bool { return a.Hook == HookOK })
+	var got state.Alert
+	raw, _ := os.ReadFile(out)
+	if err := json.Unmarshal(raw, &got); err != nil || got.ID != 1 || got.Kind != state.AlertExec {
+		t.Fatalf("hook stdin %s (%v)", raw, err)
+	}
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
+	r.w.Step()
+	waitAlert(t, r.db, 2, func(a state.Alert) bool { return strings.HasPrefix(a.Hook, "failed: exit status 3: pager down") })
+	slow := egress
+	slow.RuleID, slow.Message = "CMP-H01", "privileged"
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress, slow)})
+	before := time.Now()
+	r.w.Step()
+	if d := time.Since(before); d > 200*time.Millisecond {
+		t.Errorf("a step with a hanging hook took %s", d)
+	}
+	waitAlert(t, r.db, 3, func(a state.Alert) bool { return a.Hook == "failed: timed out after 300ms" })
+	deadline := time.Now().Add(5 * time.Second)
+	for len(r.w.Errors()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if errs := r.w.Errors(); len(errs) != 2 || !strings.Contains(errs[1], "alert 3: hook failed: timed out") {
+		t.Errorf("errors shown %q", errs)
+	}
+}
+
+func waitAlert(t *testing.T, db *state.DB, id uint64, ok func(state.Alert) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var last []state.Alert
+	for time.Now().Before(deadline) {
+		last, _ = db.Alerts(state.AlertQuery{After: id - 1})
+		if len(last) > 0 && last[0].ID == id && ok(last[0]) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("alert %d never matched: %+v", id, last)
+}
+
+// An exec the action layer itself runs (a probe, an operator's exec) is still an alert, but its
+// cause names the journaled action and who asked, even when its event arrives after the outcome.
+func TestOwnExecAttributedToTheJournaledAction(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"))
+	r.w.Step()
+	in, _ := r.db.Append(state.Entry{Operator: "alice", Action: "probe", Target: "docker:test/p1", Phase: state.PhaseIntent})
+	r.db.Append(state.Entry{Operator: "alice", Action: "probe", Target: "docker:test/p1", Phase: state.PhaseOutcome, Intent: in.Seq, Outcome: state.OutcomeOK,
+		Time: time.Now().Add(time.Second)})
+	r.send(t, backends.Event{Type: backends.EventActivity, Activity: &backends.Activity{Time: time.Now(), SandboxID: "docker:test/p1", Member: "agent",
+		Kind: sandbox.ActExec, Actor: "user 0", Attrs: map[string]string{"user": "0", "command": "rk-probe", "privileged": "false"}}})
+	r.w.Step()
+	as := r.alerts(t)
+	if len(as) != 1 || as[0].Cause != "rangekeeper probe by alice" {
+		t.Fatalf("alerts %+v", as)
+	}
+}
+
+// A torn-down sandbox's baseline is forgotten: a later sandbox with the same ID starts from its
+// own first sight instead of being compared with a stranger's posture.
+func TestRemovedSandboxForgetsItsBaseline(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"), hardened("docker:test/p2"))
+	r.w.Step()
+	r.send(t, backends.Event{Type: backends.EventRemove, ID: "docker:test/p1"})
+	r.w.Step()
+	bs, _ := r.db.Baselines()
+	if len(bs) != 1 || bs[0].SandboxID != "docker:test/p2" {
+		t.Fatalf("baselines after the removal %+v, want p2 only", bs)
+	}
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
+	r.w.Step()
+	if as := r.alerts(t); len(as) != 0 {
+		t.Fatalf("a new sandbox reusing the ID was compared with the old baseline: %+v", as)
+	}
+}

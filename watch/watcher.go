@@ -1,0 +1,335 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/sandbox"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
+	"github.com/rangekeeper/rangekeeper/state"
+)
+
+// Source is where the watch reads the fleet and what happened to it (*supervisor.Supervisor).
+type Source interface {
+	Backends() []backends.Backend
+	FleetOf(backend string) ([]backends.Sandbox, uint64)
+	Version(backend string) uint64
+	Activity(cursor uint64) (out []backends.Activity, next uint64, lost uint64)
+	ActivityNotify() <-chan struct{}
+}
+
+// Store keeps baselines and alerts (*state.DB).
+type Store interface {
+	Baselines() ([]state.Baseline, error)
+	PutBaselines([]state.Baseline) error
+	DeleteBaselines(ids []string) error
+	AddAlerts([]state.Alert) ([]state.Alert, error)
+	SetAlertHook(id uint64, result string) error
+	Alerts(q state.AlertQuery) ([]state.Alert, error)
+	AckAlert(id uint64, operator string) (state.Alert, error)
+	Journal(q state.JournalQuery) ([]state.Entry, error)
+	Append(e state.Entry) (state.Entry, error)
+	WatchCursor() (uint64, error)
+	SetWatchCursor(seq uint64) error
+}
+
+// Options configure a Watcher.
+type Options struct {
+	// MinSeverity is the lowest severity of a new finding that raises an alert (a severity
+	// increase always does); zero means MEDIUM.
+	MinSeverity sandbox.Severity
+	// Hook, when set, receives every alert as JSON on stdin (argv, no shell).
+	Hook        []string
+	HookTimeout time.Duration // default 10 s
+	// Interval is how often the fleet versions are checked (default 200 ms).
+	Interval time.Duration
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Watcher follows a Source, keeps baselines and raises alerts into a Store.
+type Watcher struct {
+	src   Source
+	store Store
+	opts  Options
+	hooks *hookRunner
+
+	mu       sync.Mutex // guards det
+	det      *detector
+	versions map[string]uint64
+	cursor   uint64
+	inFlight map[string]ownAction // sandbox ID → the newest journaled action on it
+	intents  map[uint64]string    // intent Seq → sandbox ID
+
+	pubMu   sync.Mutex
+	latest  uint64 // ID of the newest alert published
+	changed chan struct{}
+	errs    []string // the newest store or hook errors, for the operator
+}
+
+// New prepares a watcher, loading the stored baselines.
+func New(src Source, store Store, opts Options) (*Watcher, error) {
+	if opts.MinSeverity == 0 {
+		opts.MinSeverity = catalog.SeverityMedium
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = 200 * time.Millisecond
+	}
+	if opts.HookTimeout <= 0 {
+		opts.HookTimeout = 10 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	bs, err := store.Baselines()
+	if err != nil {
+		return nil, fmt.Errorf("containment watch: %w", err)
+	}
+	w := &Watcher{src: src, store: store, opts: opts, det: newDetector(opts.MinSeverity, bs),
+		versions: map[string]uint64{}, changed: make(chan struct{}), inFlight: map[string]ownAction{}, intents: map[uint64]string{}}
+	w.hooks = &hookRunner{argv: opts.Hook, timeout: opts.HookTimeout, done: w.hookDone}
+	return w, nil
+}
+
+// Run follows the source until ctx ends.
+func (w *Watcher) Run(ctx context.Context) {
+	t := time.NewTicker(w.opts.Interval)
+	defer t.Stop()
+	for {
+		w.Step()
+		select {
+		case <-ctx.Done():
+			w.hooks.wait()
+			return
+		case <-t.C:
+		case <-w.src.ActivityNotify():
+		}
+	}
+}
+
+// Step reads what happened since the last step, compares every changed backend's fleet with the
+// baselines, stores and publishes the alerts, and runs the hook on each. Run calls it; tests and
+// benchmarks may call it directly.
+func (w *Watcher) Step() {
+	now := w.opts.Now()
+	acts, next, _ := w.src.Activity(w.cursor)
+	w.cursor = next
+	w.mu.Lock()
+	w.rebaselineFromJournal(now) // first: an exec of our own action is attributed to it
+	var raised []state.Alert
+	var gone []string
+	for _, a := range acts {
+		if al := w.det.activity(a); al != nil {
+			if f, ok := w.inFlight[a.SandboxID]; ok && (f.ended.IsZero() || !a.Time.After(f.ended)) {
+				al.Cause = "rangekeeper " + f.by // the action layer's own exec (probe, exec), journaled
+			}
+			raised = append(raised, *al)
+		}
+	}
+	for _, b := range w.src.Backends() {
+		name := b.Name()
+		v := w.src.Version(name)
+		if seen, ok := w.versions[name]; ok && seen == v {
+			continue
+		}
+		fleet, v := w.src.FleetOf(name)
+		w.versions[name] = v
+		present := make(map[string]bool, len(fleet))
+		for _, sb := range fleet {
+			if !sb.Actionable {
+				continue
+			}
+			present[sb.ID] = true
+			raised = append(raised, w.det.observe(sb, now)...)
+		}
+		if w.ready(name) {
+			gone = append(gone, w.det.forgetGone(name, present)...)
+		}
+	}
+	dirty := w.det.flush()
+	w.mu.Unlock()
+	if err := w.store.PutBaselines(dirty); err != nil {
+		w.fail(fmt.Sprintf("baselines not saved: %v", err))
+	}
+	if err := w.store.DeleteBaselines(gone); err != nil {
+		w.fail(fmt.Sprintf("baselines of removed sandboxes not forgotten: %v", err))
+	}
+	if len(raised) == 0 {
+		return
+	}
+	stored, err := w.store.AddAlerts(raised)
+	if err != nil {
+		w.fail(fmt.Sprintf("alerts not saved: %v", err))
+		return
+	}
+	w.publish(stored[len(stored)-1].ID)
+	for _, a := range stored {
+		w.hooks.run(a)
+	}
+}
+
+// ready reports whether a backend has listed its fleet at least once (before that, an empty
+// fleet says nothing about which sandboxes are gone).
+func (w *Watcher) ready(backend string) bool {
+	r, ok := w.src.(interface{ Ready(string) <-chan struct{} })
+	if !ok {
+		return false
+	}
+	ch := r.Ready(backend)
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// rebaselineFromJournal records a new baseline for every sandbox a probe or verify succeeded on
+// since the last look. w.mu held.
+func (w *Watcher) rebaselineFromJournal(now time.Time) {
+	after, err := w.store.WatchCursor()
+	if err != nil {
+		return
+	}
+	entries, err := w.store.Journal(state.JournalQuery{After: after})
+	if err != nil || len(entries) == 0 {
+		return
+	}
+	for _, e := range entries {
+		switch {
+		case e.Phase == state.PhaseIntent:
+			w.inFlight[e.Target] = ownAction{by: e.Action + " by " + e.Operator}
+			w.intents[e.Seq] = e.Target
+			continue
+		case e.Phase == state.PhaseOutcome:
+			if t, ok := w.intents[e.Intent]; ok {
+				f := w.inFlight[t]
+				f.ended = e.Time
+				w.inFlight[t] = f // kept a while: its exec's event may arrive after the outcome
+				delete(w.intents, e.Intent)
+			}
+		}
+		if e.Phase != state.PhaseOutcome || e.Outcome != state.OutcomeOK {
+			continue
+		}
+		switch e.Action {
+		case string(backends.ActionProbe):
+			w.det.rebaseline(e.Target, ReasonProbe, now)
+		case "verify":
+			w.det.rebaseline(e.Target, ReasonVerify, now)
+		case ActionRelease:
+			w.det.rebaseline(e.Target, ReasonRelease, now)
+		}
+	}
+	_ = w.store.SetWatchCursor(entries[len(entries)-1].Seq)
+}
+
+// ownAction is an action the action layer journaled on a sandbox: "probe by alice", and when
+// it ended (zero while it runs).
+type ownAction struct {
+	by    string
+	ended time.Time
+}
+
+// ActionRelease is the journaled action name of a release (backends.ActionRelease).
+const ActionRelease = "release"
+
+// Rebaseline records sandbox id's current posture as its baseline.
+func (w *Watcher) Rebaseline(id, reason string) error {
+	w.mu.Lock()
+	ok := w.det.rebaseline(id, reason, w.opts.Now())
+	dirty := w.det.flush()
+	w.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%s: %w", id, backends.ErrNotFound)
+	}
+	return w.store.PutBaselines(dirty)
+}
+
+func (w *Watcher) publish(latest uint64) {
+	w.pubMu.Lock()
+	if latest > w.latest {
+		w.latest = latest
+	}
+	ch := w.changed
+	w.changed = make(chan struct{})
+	w.pubMu.Unlock()
+	close(ch)
+}
+
+func (w *Watcher) fail(msg string) {
+	w.pubMu.Lock()
+	w.errs = append(w.errs, msg)
+	if len(w.errs) > 8 {
+		w.errs = w.errs[len(w.errs)-8:]
+	}
+	ch := w.changed
+	w.changed = make(chan struct{})
+	w.pubMu.Unlock()
+	close(ch)
+}
+
+func (w *Watcher) hookDone(id uint64, result string) {
+	if err := w.store.SetAlertHook(id, result); err != nil {
+		w.fail(fmt.Sprintf("alert %d: hook outcome not saved: %v", id, err))
+		return
+	}
+	if result != HookOK {
+		w.fail(fmt.Sprintf("alert %d: hook %s", id, result))
+		return
+	}
+	w.publish(0)
+}
+
+// Changed is closed at the next alert, hook outcome or error: wait on it, then read.
+func (w *Watcher) Changed() <-chan struct{} {
+	w.pubMu.Lock()
+	defer w.pubMu.Unlock()
+	return w.changed
+}
+
+// Errors returns the newest errors the watch met (store, hook), oldest first.
+func (w *Watcher) Errors() []string {
+	w.pubMu.Lock()
+	defer w.pubMu.Unlock()
+	return append([]string(nil), w.errs...)
+}
+
+// Alerts reads the stored alerts.
+func (w *Watcher) Alerts(q state.AlertQuery) ([]state.Alert, error) { return w.store.Alerts(q) }
+
+// ActionAck is the journaled action name of an alert acknowledgement.
+const ActionAck = "alert-ack"
+
+// Ack acknowledges an alert for operator, journaled like an action (intent, then outcome).
+func (w *Watcher) Ack(id uint64, operator string) (state.Alert, error) {
+	return Ack(w.store, id, operator, func() { w.publish(0) })
+}
+
+// Ack acknowledges alert id in store for operator and journals it; the CLI calls it without a
+// running watcher. then runs after a successful acknowledgement.
+func Ack(store Store, id uint64, operator string, then func()) (state.Alert, error) {
+	params := map[string]string{"alert": fmt.Sprint(id)}
+	intent, err := store.Append(state.Entry{Operator: operator, Action: ActionAck, Params: params, Phase: state.PhaseIntent})
+	if err != nil {
+		return state.Alert{}, fmt.Errorf("ack %d: journal unavailable, not acknowledging: %w", id, err)
+	}
+	a, err := store.AckAlert(id, operator)
+	out := state.Entry{Operator: operator, Action: ActionAck, Target: a.SandboxID, Params: params, Phase: state.PhaseOutcome, Intent: intent.Seq, Outcome: state.OutcomeOK}
+	if err != nil {
+		out.Outcome, out.Error = state.OutcomeFailed, err.Error()
+	}
+	if _, jerr := store.Append(out); jerr != nil && err == nil {
+		err = fmt.Errorf("ack %d: done, but its outcome could not be journaled: %w", id, jerr)
+	}
+	if err == nil && then != nil {
+		then()
+	}
+	return a, err
+}
