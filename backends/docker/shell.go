@@ -50,7 +50,7 @@ func (b *Backend) Shell(ctx context.Context, sandboxID string, req backends.Shel
 	// Engines before API 1.42 ignore the console size given at create: size it once started
 	// (the docker CLI's way, retrying while the process starts).
 	for i := range 10 {
-		if _, err := b.cli.ExecResize(ctx, created.ID, client.ExecResizeOptions{Height: size.Height, Width: size.Width}); err == nil {
+		if _, err := b.cli.ExecResize(ctx, created.ID, client.ExecResizeOptions(size)); err == nil {
 			break
 		}
 		time.Sleep(time.Duration(i+1) * 10 * time.Millisecond)

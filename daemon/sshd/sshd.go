@@ -51,11 +51,10 @@ const extFingerprint = "rangekeeper-key-fp"
 
 // Server is the SSH side of the daemon.
 type Server struct {
-	d       *daemon.Daemon
-	opts    Options
-	srv     *ssh.Server
-	hostFP  string
-	started time.Time
+	d      *daemon.Daemon
+	opts   Options
+	srv    *ssh.Server
+	hostFP string
 }
 
 // New builds the server (the host key is loaded or created now).
