@@ -47,7 +47,7 @@ func newWorkbench(f *factory) (m *tui.Model, save func() error, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	save = func() error { return saveInventory(db, sup) }
+	save = newInventorySaver(db, sup).Save
 	m = tui.New(tui.Options{Supervisor: sup, Actions: layer, State: db, Keys: km, Theme: cfg.Theme,
 		ReadOnly: cfg.ReadOnly || f.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", SaveCache: save})
 	if recs, err := db.Inventory(); err == nil {

@@ -236,17 +236,3 @@ func (l lazyStore) StoreID() string {
 func (l lazyStore) ArchiveDir(snapshotID string) string {
 	return filepath.Join(filepath.Dir(l.f.statePath()), "snapshots", snapshotID)
 }
-
-// saveInventory caches the fleet of every connected backend so the next start paints instantly.
-func saveInventory(db *state.DB, s *supervisor.Supervisor) error {
-	by := s.FleetByBackend()
-	for _, h := range s.Health() {
-		if h.State != supervisor.StateConnected {
-			continue // keep the last good cache of a backend that is down
-		}
-		if err := db.SaveInventory(state.InventoryRecord{Backend: h.Backend, Saved: time.Now().UTC(), Sandboxes: by[h.Backend]}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
