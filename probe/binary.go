@@ -19,6 +19,21 @@ const MaxBinarySize = 16 << 20
 // rangekeeper-probe next to the running executable, or bin/rangekeeper-probe in the working
 // directory, and says where it looked when none exists.
 func Binary() ([]byte, string, error) {
+	p, err := Locate()
+	if err != nil {
+		return nil, p, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, p, fmt.Errorf("probe binary %s: %w", p, err)
+	}
+	return b, p, nil
+}
+
+// Locate finds the probe binary as Binary does without reading it (a stat per candidate), so a
+// program can say at start whether probing is available and read the megabytes at the first
+// probe.
+func Locate() (string, error) {
 	var candidates []string
 	if p := os.Getenv(EnvBinary); p != "" {
 		candidates = append(candidates, p)
@@ -33,13 +48,9 @@ func Binary() ([]byte, string, error) {
 			continue
 		}
 		if fi.Size() > MaxBinarySize {
-			return nil, p, fmt.Errorf("probe binary %s is %d bytes, larger than %d: not the probe", p, fi.Size(), MaxBinarySize)
+			return p, fmt.Errorf("probe binary %s is %d bytes, larger than %d: not the probe", p, fi.Size(), MaxBinarySize)
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, p, fmt.Errorf("probe binary %s: %w", p, err)
-		}
-		return b, p, nil
+		return p, nil
 	}
-	return nil, "", fmt.Errorf("probe binary not found (looked in %v); build it with `make build` or set %s: %w", candidates, EnvBinary, os.ErrNotExist)
+	return "", fmt.Errorf("probe binary not found (looked in %v); build it with `make build` or set %s: %w", candidates, EnvBinary, os.ErrNotExist)
 }

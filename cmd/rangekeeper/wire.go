@@ -166,8 +166,11 @@ func (f *factory) layer(s *supervisor.Supervisor) (*action.Layer, error) {
 		return nil, err
 	}
 	opts := action.Options{ReadOnly: cfg.ReadOnly || f.ReadOnly, Identity: f.Identity()}
-	if bin, _, err := probe.Binary(); err == nil {
-		opts.Prober = &probe.Pipeline{Binary: bin, Targets: probe.TargetsFrom(cfg.Probe), History: db}
+	if path, err := probe.Locate(); err == nil { // read at the first probe (lazyprobe.go)
+		targets := probe.TargetsFrom(cfg.Probe)
+		opts.Prober = &lazyProber{path: path, make: func(bin []byte) *probe.Pipeline {
+			return &probe.Pipeline{Binary: bin, Targets: targets, History: db}
+		}}
 	} else {
 		opts.NoProbe = err.Error()
 	}
