@@ -13,14 +13,20 @@ import (
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
-// chanBackend emits what the test sends it; a nil first event means it never answers.
+// chanBackend emits what the test sends it (nothing sent: it never answers).
 type chanBackend struct {
 	name string
+	kind backends.Kind // "": docker
 	evs  chan backends.Event
 }
 
-func (b *chanBackend) Name() string        { return b.name }
-func (b *chanBackend) Kind() backends.Kind { return backends.KindDocker }
+func (b *chanBackend) Name() string { return b.name }
+func (b *chanBackend) Kind() backends.Kind {
+	if b.kind == "" {
+		return backends.KindDocker
+	}
+	return b.kind
+}
 func (b *chanBackend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	for {
 		select {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -83,7 +84,7 @@ Exit status: 0 holds, 1 weaker than expected or a finding at/above --fail-on, 2 
 	fl := cmd.Flags()
 	fl.StringVar(&o.Expect, "expect", "", "expected profile, e.g. T0.H1.N2 or ...N2 (default: x-rangekeeper.expect, else the lint profile)")
 	fl.StringVar(&o.Service, "service", "", "the agent service (default: Inspect's rule)")
-	fl.StringVarP(&o.Output, "output", "o", "text", "output: text, json, sarif or junit")
+	fl.StringVarP(&o.Output, "output", "o", "text", "output: text, json, yaml, sarif or junit")
 	fl.StringVar(&o.FailOn, "fail-on", "high", "exit 1 when a finding is at least: critical, high, medium, low or info")
 	fl.StringArrayVar(&o.EnvFiles, "env-file", nil, "file of KEY=VALUE variables for interpolation (repeatable)")
 	fl.StringArrayVar(&o.Set, "set", nil, "KEY=VALUE variable for interpolation (repeatable; wins over every other source)")
@@ -100,9 +101,9 @@ Exit status: 0 holds, 1 weaker than expected or a finding at/above --fail-on, 2 
 func runVerify(ctx context.Context, f *factory, o *verifyOptions) error {
 	out := strings.ToLower(o.Output)
 	switch out {
-	case "text", "json", "sarif", "junit":
+	case "text", "json", "yaml", "sarif", "junit":
 	default:
-		return exitWith(2, fmt.Sprintf("unknown --output %q (want text, json, sarif or junit)", o.Output))
+		return exitWith(2, fmt.Sprintf("unknown --output %q (want text, json, yaml, sarif or junit)", o.Output))
 	}
 	failOn, err := catalog.ParseSeverity(o.FailOn)
 	if err != nil {
@@ -148,8 +149,8 @@ func runVerify(ctx context.Context, f *factory, o *verifyOptions) error {
 		Progress: func(s verify.Step) { verifyProgress(f, s) },
 	}, deps)
 	switch out {
-	case "json":
-		err = render.JSON(f.Out, res)
+	case "json", "yaml":
+		err = writeFormat(f.Out, out, func(w io.Writer) error { return render.JSON(w, res) })
 	case "sarif":
 		err = render.SARIF(f.Out, res, render.SARIFOptions{Version: version})
 	case "junit":

@@ -90,6 +90,7 @@ func (f *factory) Backends() ([]backends.Backend, error) {
 		all = append(all, bs...)
 	}
 	all = append(all, f.extraBackends...)
+	all = f.keepOnly(all) // lsstream.go
 	for _, b := range all {
 		if c, ok := b.(backends.Closer); ok {
 			f.onClose(func() { c.Close() })
