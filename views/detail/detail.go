@@ -50,6 +50,9 @@ type Sources struct {
 	Stats      func(id string) (read func(ctx context.Context) ([]backends.MemberStats, error), why string)
 	StatsEvery time.Duration          // sampling period; negative: never
 	Busy       func(id string) string // the action running on it ("" when none)
+	// Gone reports that the sandbox no longer exists on its (connected) backend: its snapshots
+	// are orphans (nil: never).
+	Gone func(id string) bool
 }
 
 // Load reads the sandbox's records. It does I/O: call it from a command.
