@@ -46,7 +46,7 @@ type viewKey struct {
 	cursor, offset       int
 	filtering, computing bool
 	readOnly             bool
-	text                 string // filter text, editor, error, status, theme name, activities
+	text                 string // filter text, editor, error, status, theme, footer, activities
 	keys                 any
 }
 
@@ -71,6 +71,16 @@ func (m *Model) currentKey() viewKey {
 	b.WriteString(m.Status)
 	b.WriteByte(0)
 	b.WriteString(m.Theme.Name)
+	b.WriteByte(0)
+	if !m.filtering && m.Keys != nil { // the footer's bindings: an action layer arrived, a lock moved
+		sel := m.Selection()
+		for _, n := range Hints {
+			if k, ok := m.Keys.Get(n); ok {
+				b.WriteString(k.Disabled(sel))
+				b.WriteByte(0)
+			}
+		}
+	}
 	if m.Activity != nil {
 		last := min(m.store.Len(), m.offset+max(m.tableHeight(), 0))
 		for i := m.offset; i < last; i++ {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/views/keymap"
 )
 
 // BenchmarkIdleFrame is the frame Bubble Tea asks for after a message that changed nothing on
@@ -67,6 +68,9 @@ func TestViewIsRebuiltWhenWhatItShowsChanges(t *testing.T) {
 		}, func() string { return m.Selected().SB.ID }},
 		{"the status changes", func() { m.Status = "hello status" }, func() string { return "hello status" }},
 		{"the clock rolls an age over", func() { now = now.Add(time.Minute) }, func() string { return "1m" }},
+		{"a binding's guard (the footer)", func() {
+			m.Keys.Guard(keymap.Snapshot, func(keymap.Selection) string { return "snapshot: actions are unavailable" })
+		}, func() string { return "snapshot" }},
 		{"the activity of a visible row", func() { m.Activity = func(string) string { return "snapshot" } }, func() string { return "snapshot" }},
 	}
 	for _, s := range steps {
