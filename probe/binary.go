@@ -17,3 +17,10 @@ const MaxBinarySize = 16 << 20
 func Binary() ([]byte, string, error) {
 	return staticbin.Read(BinaryName, EnvBinary, "probe", MaxBinarySize)
 }
+
+// Locate finds the probe binary as Binary does without reading it (a stat per candidate), so a
+// program can say at start whether probing is available and read the megabytes at the first
+// probe.
+func Locate() (string, error) {
+	return staticbin.Locate(BinaryName, EnvBinary, "probe", MaxBinarySize)
+}

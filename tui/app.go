@@ -57,6 +57,9 @@ type Options struct {
 	LogLines int
 	// Watch is the containment watch (alerts, quarantine marks); nil: none (tui/watch.go).
 	Watch *watch.Watcher
+	// Open, when set, opens the state file (and what needs it) in a command after the first
+	// frame; its result fills State, Actions and the cache (opened.go).
+	Open func() (Opened, error)
 }
 
 // FPS is the renderer's frame cap. Bubble Tea's renderer ticks at this rate even when idle, and
@@ -85,6 +88,7 @@ type Model struct {
 	lastError string
 
 	watch watchState // the containment watch's alerts and quarantines (watch.go)
+	clk   clock      // clock.go
 }
 
 type runningAction struct {
@@ -172,7 +176,7 @@ func (m *Model) BackgroundSource() string { return m.bgSrc }
 
 // Init starts listening to the supervisor and asks the terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.tick()}
+	cmds := []tea.Cmd{m.tick(), m.open()}
 	if m.opts.Supervisor != nil && !m.opts.Team.Shared {
 		cmds = append(cmds, waitUpdates(m.ctx, m.opts.Supervisor))
 	}
@@ -184,9 +188,7 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-func (m *Model) tick() tea.Cmd {
-	return tea.Tick(m.opts.Tick, func(t time.Time) tea.Msg { return tickMsg(t) })
-}
+func (m *Model) tick() tea.Cmd { return m.schedule() } // clock.go: the next moment a view changes
 
 // waitUpdates blocks (in a command, never in Update) until the supervisor has news, then drains
 // everything pending as one batch, so bursts of events cost one frame.
@@ -209,8 +211,8 @@ func (m *Model) context() *screen.Context {
 
 func (m *Model) top() screen.Screen { return m.stack[len(m.stack)-1] }
 
-// Update routes messages. It performs no I/O.
-func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+// update routes messages (Update, in clock.go, wraps it). It performs no I/O.
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -229,12 +231,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.bgSrc = "no answer in " + m.opts.BackgroundWait.String() + ", dark assumed"
 		}
 		return m, nil
+	case openedMsg:
+		m.installOpened(msg)
+		return m, nil
 	case cacheErrMsg:
 		m.setStatus("inventory cache: " + oneLine(msg.err.Error()))
 		return m, nil
 	case tickMsg:
 		m.refreshProgress()
-		return m, tea.Batch(m.tick(), m.maybeSaveCache(time.Time(msg)), m.broadcast(screen.Tick(msg)))
+		return m, tea.Batch(m.maybeSaveCache(time.Time(msg)), m.broadcast(screen.Tick(msg)))
 	case fleet.UpdatesMsg:
 		if m.opts.Team.Shared {
 			return m, m.broadcast(msg)

@@ -457,7 +457,7 @@ func (m *Model) refresh() tea.Cmd {
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
-func (m *Model) setStatus(s string) { m.status = s }
+func (m *Model) setStatus(s string) { m.status = shown(s) } // redacted: shown.go
 
 // keyProse is " (<prose with the binding's key>)", or "" when the binding does not exist.
 func (m *Model) keyProse(n keymap.Name, prose string) string {

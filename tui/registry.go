@@ -51,7 +51,7 @@ var registry = []entry{
 	}},
 	{verbs: cmdline.Verb{"journal", "j"}, key: keymap.Journal, proto: (*journal.Model)(nil), run: openJournal},
 	{verbs: cmdline.Verb{"snapshots", "snap"}, proto: (*list.Model)(nil), run: func(m *Model, c *screen.Context, _ string) tea.Cmd {
-		c.Push(list.New("snapshots", list.Snapshots(m.opts.State)))
+		c.Push(list.New("snapshots", list.Snapshots(m.opts.State, m.sandboxGone)))
 		return nil
 	}},
 	{verbs: cmdline.Verb{"probes", "probe"}, proto: (*list.Model)(nil), run: func(m *Model, c *screen.Context, _ string) tea.Cmd {
@@ -193,7 +193,9 @@ func openJournal(m *Model, c *screen.Context, arg string) tea.Cmd {
 	if m.opts.State != nil {
 		src = m.opts.State
 	}
-	c.Push(journal.New(src, target))
+	j := journal.New(src, target)
+	j.Running = m.actionRunning // orphans.go
+	c.Push(j)
 	return nil
 }
 
@@ -269,6 +271,7 @@ func (m *Model) openDetail(c *screen.Context, r *fleet.Row) tea.Cmd {
 			return row.SB, stale, true
 		},
 		Busy: func(id string) string { return m.running[id].action },
+		Gone: func(id string) bool { return m.sandboxGone(r.Backend, id) }, // orphans.go
 	}
 	if m.opts.State != nil {
 		src.DB = m.opts.State

@@ -40,9 +40,13 @@ func TestCommandsParseArgumentsAndFlagsWithoutAnEngine(t *testing.T) {
 			return deref(o), err
 		}, snapshotOptions{Sandbox: "web", Name: "s1", NoPause: true, Output: "json"}, ""},
 		{"snapshot bad output", func(t *testing.T) (any, error) {
+			o, err := parse(t, newSnapshotCmd, "web", "-o", "xml")
+			return deref(o), err
+		}, snapshotOptions{}, `--output "xml"`},
+		{"snapshot yaml output", func(t *testing.T) (any, error) {
 			o, err := parse(t, newSnapshotCmd, "web", "-o", "yaml")
 			return deref(o), err
-		}, snapshotOptions{}, `--output "yaml"`},
+		}, snapshotOptions{Sandbox: "web", Output: "yaml"}, ""},
 		{"snapshot needs one sandbox", func(t *testing.T) (any, error) {
 			o, err := parse(t, newSnapshotCmd)
 			return deref(o), err

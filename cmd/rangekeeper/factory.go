@@ -47,6 +47,7 @@ type factory struct {
 	backends      []backends.Backend
 	backendsErr   error
 	extraBackends []backends.Backend // e.g. the demo's simulated ranges
+	onlyBackend   string             // a kind or name: Backends builds only those (ls --backend)
 	sup           *supervisor.Supervisor
 
 	// served: this factory runs a command line inside `rangekeeper serve` (serve.go), over the

@@ -25,7 +25,7 @@ func newJournalCmd(f *factory, runF func(context.Context, *journalOptions) error
 		Short: "Show the action journal (every intent and outcome, oldest first)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(o.Output, "table", "json"); err != nil {
+			if err := checkOutput(o.Output, append([]string{"table"}, dataFormats...)...); err != nil {
 				return err
 			}
 			if o.Limit < 0 {
@@ -34,7 +34,7 @@ func newJournalCmd(f *factory, runF func(context.Context, *journalOptions) error
 			return runOr(cmd, o, runF, func(ctx context.Context, o *journalOptions) error { return runJournal(f, o) })
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table, json or yaml")
 	cmd.Flags().StringVar(&o.Target, "target", "", "only entries for this sandbox ID")
 	cmd.Flags().IntVarP(&o.Limit, "limit", "n", 0, "only the newest N entries")
 	return cmd
@@ -49,11 +49,11 @@ func runJournal(f *factory, o *journalOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Output == "json" {
+	if isData(o.Output) {
 		if entries == nil {
 			entries = []state.Entry{}
 		}
-		return writeJSON(f.Out, entries)
+		return writeData(f.Out, o.Output, entries)
 	}
 	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tOPERATOR\tACTION\tPHASE\tOUTCOME\tTARGET\tERROR")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -52,7 +53,7 @@ Suppress a finding with a reason on its line or the line above:
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.Output, "output", "o", "text", "output: text, json or sarif")
+	fl.StringVarP(&o.Output, "output", "o", "text", "output: text, json, yaml or sarif")
 	fl.StringVar(&o.FailOn, "fail-on", "high", "exit 1 when a finding is at least: critical, high, medium, low or info")
 	fl.StringVar(&o.Format, "format", "", "force the input format: compose, helm, proxmox, qm, pve-fw, or compose-k8s for a Compose file used as a k8s spec (default: detect)")
 	fl.StringVar(&o.Engine, "engine-version", "", "Docker Engine version the spec runs on (enables CMP-N06)")
@@ -76,8 +77,8 @@ func runLint(f *factory, o *lintOptions) error {
 		return exitWith(2, err.Error())
 	}
 	out := strings.ToLower(o.Output)
-	if out != "text" && out != "json" && out != "sarif" {
-		return exitWith(2, fmt.Sprintf("unknown --output %q (want text, json or sarif)", o.Output))
+	if out != "text" && !isData(out) && out != "sarif" {
+		return exitWith(2, fmt.Sprintf("unknown --output %q (want text, json, yaml or sarif)", o.Output))
 	}
 	policy, err := lintPolicy(f, o.Runtime)
 	if err != nil {
@@ -103,8 +104,8 @@ func runLint(f *factory, o *lintOptions) error {
 		results = append(results, res)
 	}
 	switch out {
-	case "json":
-		err = report.JSON(f.Out, results)
+	case "json", "yaml":
+		err = writeFormat(f.Out, out, func(w io.Writer) error { return report.JSON(w, results) })
 	case "sarif":
 		err = report.SARIF(f.Out, results, report.SARIFOptions{Version: version})
 	default:

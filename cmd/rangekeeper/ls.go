@@ -36,10 +36,18 @@ func newLsCmd(f *factory, runF func(context.Context, *lsOptions) error) *cobra.C
 		Short: "List live sandboxes across every configured backend",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output, "table", "json"); err != nil {
+			if err := checkOutput(opts.Output, append([]string{"table"}, dataFormats...)...); err != nil {
 				return err
 			}
 			return runOr(cmd, opts, runF, func(ctx context.Context, o *lsOptions) error {
+				f.onlyBackend = o.Backend // build and wait for the named backends only (lsstream.go)
+				if o.Output == "json" {
+					s, err := f.Supervisor()
+					if err != nil {
+						return err
+					}
+					return streamLsJSON(ctx, f, s, o)
+				}
 				s, err := f.ReadySupervisor(ctx, o.Wait)
 				if err != nil {
 					return err
@@ -48,7 +56,7 @@ func newLsCmd(f *factory, runF func(context.Context, *lsOptions) error) *cobra.C
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "table, json or yaml")
 	cmd.Flags().StringVar(&opts.Backend, "backend", "", "only this backend kind (docker, k8s, pve) or name (docker:default)")
 	cmd.Flags().DurationVar(&opts.Wait, "wait", 5*time.Second, "how long to wait for slow backends")
 	return cmd
@@ -62,8 +70,8 @@ func runLs(_ context.Context, f *factory, s *supervisor.Supervisor, opts *lsOpti
 		}
 		res.Sandboxes = append(res.Sandboxes, sb)
 	}
-	if opts.Output == "json" {
-		return writeJSON(f.Out, res)
+	if isData(opts.Output) {
+		return writeData(f.Out, opts.Output, res)
 	}
 	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tSANDBOX\tTASK\tSTATUS\tMEMBERS\tAGE\tSEV\tID")

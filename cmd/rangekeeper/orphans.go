@@ -63,11 +63,11 @@ func runSnapshotsOrphans(ctx context.Context, f *factory, o *snapshotsLsOptions)
 	if err != nil {
 		return err
 	}
-	if o.Output == "json" {
+	if isData(o.Output) {
 		if orphans == nil {
 			orphans = []action.Orphan{}
 		}
-		return writeJSON(f.Out, orphans)
+		return writeData(f.Out, o.Output, orphans)
 	}
 	return orphanTable(f, orphans)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -44,15 +43,15 @@ Exit status: 0 nothing CRITICAL, 1 a class exposed at CRITICAL, 2 bad input or b
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Sandboxes = args
-			if out := strings.ToLower(o.Output); out != "text" && out != "json" {
-				return exitWith(2, fmt.Sprintf("unknown --output %q (want text or json)", o.Output))
+			if out := strings.ToLower(o.Output); out != "text" && !isData(out) {
+				return exitWith(2, fmt.Sprintf("unknown --output %q (want text, json or yaml)", o.Output))
 			}
 			o.Output = strings.ToLower(o.Output)
 			return runOr(cmd, o, runF, func(ctx context.Context, o *probeOptions) error { return runProbeCmd(ctx, f, o) })
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.Output, "output", "o", "text", "output: text or json")
+	fl.StringVarP(&o.Output, "output", "o", "text", "output: text, json or yaml")
 	fl.StringVar(&o.Member, "member", "", "member (service, container) to probe (default: Inspect's default)")
 	fl.StringVar(&o.Versions.Runc, "runc-version", "", "host runc version (Docker: read from the engine when empty)")
 	fl.StringVar(&o.Versions.Kernel, "kernel-version", "", "host kernel release (default: what the probe sees)")
@@ -105,10 +104,8 @@ func runProbeCmd(ctx context.Context, f *factory, o *probeOptions) error {
 		}
 		results = append(results, oc)
 	}
-	if o.Output == "json" {
-		enc := json.NewEncoder(f.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
+	if isData(o.Output) {
+		if err := writeData(f.Out, o.Output, results); err != nil {
 			return err
 		}
 	} else {

@@ -41,7 +41,7 @@ func newRecoverCmd(f *factory, runF func(context.Context, *recoverOptions) error
 			if len(args) == 1 {
 				o.Sandbox = args[0]
 			}
-			if err := checkOutput(o.Output, "table", "json"); err != nil {
+			if err := checkOutput(o.Output, append([]string{"table"}, dataFormats...)...); err != nil {
 				return err
 			}
 			return runOr(cmd, o, runF, func(ctx context.Context, o *recoverOptions) error { return runRecover(ctx, f, o) })
@@ -49,7 +49,7 @@ func newRecoverCmd(f *factory, runF func(context.Context, *recoverOptions) error
 	}
 	cmd.Flags().Uint64Var(&o.Record, "record", 0, "only this record (see `rangekeeper recover`)")
 	cmd.Flags().BoolVar(&o.All, "all", false, "recover every interrupted action")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table, json or yaml")
 	return cmd
 }
 
@@ -131,11 +131,11 @@ func containsString(ss []string, s string) bool {
 }
 
 func listInterrupted(f *factory, output string, recs []state.Pending) error {
-	if output == "json" {
+	if isData(output) {
 		if recs == nil {
 			recs = []state.Pending{}
 		}
-		return writeJSON(f.Out, recs)
+		return writeData(f.Out, output, recs)
 	}
 	if len(recs) == 0 {
 		fmt.Fprintln(f.Out, "no interrupted actions")

@@ -92,7 +92,7 @@ func newSnapshotCmd(f *factory, runF func(context.Context, *snapshotOptions) err
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Sandbox = args[0]
-			if err := checkOutput(o.Output, "table", "json"); err != nil {
+			if err := checkOutput(o.Output, append([]string{"table"}, dataFormats...)...); err != nil {
 				return err
 			}
 			return runOr(cmd, o, runF, func(ctx context.Context, o *snapshotOptions) error { return runSnapshot(ctx, f, o) })
@@ -101,7 +101,7 @@ func newSnapshotCmd(f *factory, runF func(context.Context, *snapshotOptions) err
 	cmd.Flags().StringVar(&o.Name, "name", "", "snapshot name")
 	cmd.Flags().BoolVar(&o.NoPause, "no-pause", false, "do not pause members while committing (Docker)")
 	cmd.Flags().BoolVar(&o.Memory, "memory", false, "include RAM state (Proxmox)")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table, json or yaml")
 	return cmd
 }
 
@@ -114,8 +114,8 @@ func runSnapshot(ctx context.Context, f *factory, o *snapshotOptions) error {
 	if err != nil {
 		return badRef(err)
 	}
-	if o.Output == "json" {
-		return writeJSON(f.Out, info)
+	if isData(o.Output) {
+		return writeData(f.Out, o.Output, info)
 	}
 	fmt.Fprintf(f.Out, "snapshot %s (%s) of %s taken (%d members)\n", info.Name, info.ID, sb.Name, len(info.Members))
 	return nil
@@ -147,7 +147,7 @@ func newSnapshotsCmd(f *factory, lsF func(context.Context, *snapshotsLsOptions) 
 			if (len(args) == 1) == lo.Orphans {
 				return exitWith(2, "usage: rangekeeper snapshots ls <sandbox> | rangekeeper snapshots ls --orphans")
 			}
-			if err := checkOutput(lo.Output, "table", "json"); err != nil {
+			if err := checkOutput(lo.Output, append([]string{"table"}, dataFormats...)...); err != nil {
 				return err
 			}
 			if lo.Orphans {
@@ -156,7 +156,7 @@ func newSnapshotsCmd(f *factory, lsF func(context.Context, *snapshotsLsOptions) 
 			return runOr(cmd, lo, lsF, func(ctx context.Context, o *snapshotsLsOptions) error { return runSnapshotsLs(ctx, f, o) })
 		},
 	}
-	ls.Flags().StringVarP(&lo.Output, "output", "o", "table", "table or json")
+	ls.Flags().StringVarP(&lo.Output, "output", "o", "table", "table, json or yaml")
 	ro := &snapshotsRmOptions{}
 	rm := &cobra.Command{
 		Use:   "rm <sandbox> <snapshot>",
@@ -183,11 +183,11 @@ func runSnapshotsLs(ctx context.Context, f *factory, o *snapshotsLsOptions) erro
 	if err != nil {
 		return err
 	}
-	if o.Output == "json" {
+	if isData(o.Output) {
 		if snaps == nil {
 			snaps = []backends.SnapshotInfo{}
 		}
-		return writeJSON(f.Out, snaps)
+		return writeData(f.Out, o.Output, snaps)
 	}
 	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tCREATED\tMEMBERS")
@@ -287,7 +287,7 @@ func newTeardownCmd(f *factory, runF func(context.Context, *teardownOptions) err
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Sandboxes = args
-			if err := checkOutput(o.Output, "table", "json"); err != nil {
+			if err := checkOutput(o.Output, append([]string{"table"}, dataFormats...)...); err != nil {
 				return err
 			}
 			if o.Parallel < 1 {
@@ -300,7 +300,7 @@ func newTeardownCmd(f *factory, runF func(context.Context, *teardownOptions) err
 	cmd.Flags().BoolVar(&o.Keep, "keep-snapshots", false, "keep the sandbox's snapshot images")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "also act on resources not identified as sandboxes")
 	cmd.Flags().IntVar(&o.Parallel, "parallel", 8, "how many sandboxes at once")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table, json or yaml")
 	return cmd
 }
 
@@ -348,8 +348,8 @@ func reportMany(f *factory, output, verb string, ids []string, errs []error) err
 			}
 		}
 	}
-	if output == "json" {
-		if err := writeJSON(f.Out, res); err != nil {
+	if isData(output) {
+		if err := writeData(f.Out, output, res); err != nil {
 			return err
 		}
 	} else {
@@ -394,7 +394,7 @@ func newExecCmd(f *factory, runF func(context.Context, *execOptions) error) *cob
 		Short: "Run a command in a sandbox member (journaled)",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(o.Output, "table", "json"); err != nil {
+			if err := checkOutput(o.Output, append([]string{"table"}, dataFormats...)...); err != nil {
 				return err
 			}
 			if cmd.ArgsLenAtDash() != 1 {
@@ -408,7 +408,7 @@ func newExecCmd(f *factory, runF func(context.Context, *execOptions) error) *cob
 	cmd.Flags().StringVar(&o.User, "user", "", "run as this user")
 	cmd.Flags().StringVar(&o.WorkDir, "workdir", "", "working directory")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", time.Minute, "kill the command after this long")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "table, json or yaml")
 	return cmd
 }
 
@@ -422,8 +422,8 @@ func runExec(ctx context.Context, f *factory, o *execOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Output == "json" {
-		return writeJSON(f.Out, map[string]any{"exit_code": res.ExitCode, "timed_out": res.TimedOut, "stdout": string(res.Stdout), "stderr": string(res.Stderr)})
+	if isData(o.Output) {
+		return writeData(f.Out, o.Output, map[string]any{"exit_code": res.ExitCode, "timed_out": res.TimedOut, "stdout": string(res.Stdout), "stderr": string(res.Stderr)})
 	}
 	f.Out.Write(res.Stdout)
 	f.ErrOut.Write(res.Stderr)

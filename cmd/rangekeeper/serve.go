@@ -168,7 +168,7 @@ func stopServe(f *factory, d *daemon.Daemon, ssh *sshd.Server, api *sockapi.Serv
 	defer scancel()
 	ssh.Shutdown(sctx)
 	api.Shutdown(sctx)
-	return saveInventory(db, sup)
+	return newInventorySaver(db, sup).Save()
 }
 
 // servedRunner runs a client's command line inside the daemon: the same commands, over the

@@ -26,7 +26,9 @@ func runTUI(ctx context.Context, f *factory) error {
 }
 
 // newWorkbench wires the workbench model over this process's backends, state file and action
-// layer; save writes the inventory cache (run it when the program ends).
+// layer. The state file is opened by the program in a command after its first frame (another
+// process may hold its lock for a moment; the cache may be large): save waits for that opening,
+// then writes the inventory cache (run it when the program ends).
 func newWorkbench(f *factory) (m *tui.Model, save func() error, err error) {
 	cfg, err := f.Config()
 	if err != nil {
@@ -36,6 +38,9 @@ func newWorkbench(f *factory) (m *tui.Model, save func() error, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
+	// The state file is held only for each transaction, so opening it never waits for another
+	// process; the inventory cache (megabytes at 10,000 sandboxes) is decoded after the first
+	// frame, in the program's Open command.
 	db, err := f.State()
 	if err != nil {
 		return nil, nil, err
@@ -49,16 +54,21 @@ func newWorkbench(f *factory) (m *tui.Model, save func() error, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	save = func() error { return saveInventory(db, sup) }
+	saver := newInventorySaver(db, sup)
+	save = saver.Save
 	w, err := f.Watcher(sup, db) // the containment watch: alerts and quarantine marks
 	if err != nil {
 		return nil, nil, err
 	}
-	m = tui.New(tui.Options{Supervisor: sup, Actions: layer, State: db, Keys: km, Theme: cfg.Theme,
+	openCache := func() (tui.Opened, error) {
+		o := tui.Opened{State: db, Actions: layer}
+		if recs, err := db.Inventory(); err == nil {
+			o.Inventory = recs
+		}
+		return o, nil
+	}
+	m = tui.New(tui.Options{Supervisor: sup, Actions: layer, State: db, Open: openCache, Keys: km, Theme: cfg.Theme,
 		ReadOnly: cfg.ReadOnly || f.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", SaveCache: save,
 		Verify: workbenchVerify(f, layer, db, cfg), LogLines: cfg.Logs.RingLines, Watch: w})
-	if recs, err := db.Inventory(); err == nil {
-		m.LoadCache(recs)
-	}
 	return m, save, nil
 }

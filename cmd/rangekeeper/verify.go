@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/dotenv"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker"
@@ -178,19 +177,8 @@ func runVerify(ctx context.Context, f *factory, o *verifyOptions) error {
 // writeVerify renders the result in the chosen output.
 func writeVerify(f *factory, o *verifyOptions, res verify.Result) error {
 	switch o.Output {
-	case "json":
-		return render.JSON(f.Out, res)
-	case "yaml":
-		var buf bytes.Buffer
-		if err := render.JSON(&buf, res); err != nil {
-			return err
-		}
-		y, err := yaml.JSONToYAML(buf.Bytes())
-		if err != nil {
-			return err
-		}
-		_, err = f.Out.Write(y)
-		return err
+	case "json", "yaml":
+		return writeFormat(f.Out, o.Output, func(w io.Writer) error { return render.JSON(w, res) })
 	case "sarif":
 		return render.SARIF(f.Out, res, render.SARIFOptions{Version: version})
 	case "junit":

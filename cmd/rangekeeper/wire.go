@@ -90,6 +90,7 @@ func (f *factory) Backends() ([]backends.Backend, error) {
 		all = append(all, bs...)
 	}
 	all = append(all, f.extraBackends...)
+	all = f.keepOnly(all) // lsstream.go
 	for _, b := range all {
 		if c, ok := b.(backends.Closer); ok {
 			f.onClose(func() { c.Close() })
@@ -173,8 +174,11 @@ func (f *factory) layer(s action.Resolver) (*action.Layer, error) {
 		return nil, err
 	}
 	opts := action.Options{ReadOnly: cfg.ReadOnly || f.ReadOnly, Identity: f.Identity()}
-	if bin, _, err := probe.Binary(); err == nil {
-		opts.Prober = &probe.Pipeline{Binary: bin, Targets: probe.TargetsFrom(cfg.Probe), History: db}
+	if path, err := probe.Locate(); err == nil { // read at the first probe (lazyprobe.go)
+		targets := probe.TargetsFrom(cfg.Probe)
+		opts.Prober = &lazyProber{path: path, make: func(bin []byte) *probe.Pipeline {
+			return &probe.Pipeline{Binary: bin, Targets: targets, History: db}
+		}}
 	} else {
 		opts.NoProbe = err.Error()
 	}
@@ -245,18 +249,4 @@ func (l lazyStore) StoreID() string {
 
 func (l lazyStore) ArchiveDir(snapshotID string) string {
 	return filepath.Join(filepath.Dir(l.f.statePath()), "snapshots", snapshotID)
-}
-
-// saveInventory caches the fleet of every connected backend so the next start paints instantly.
-func saveInventory(db *state.DB, s *supervisor.Supervisor) error {
-	by := s.FleetByBackend()
-	for _, h := range s.Health() {
-		if h.State != supervisor.StateConnected {
-			continue // keep the last good cache of a backend that is down
-		}
-		if err := db.SaveInventory(state.InventoryRecord{Backend: h.Backend, Saved: time.Now().UTC(), Sandboxes: by[h.Backend]}); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -10,10 +10,23 @@ import (
 )
 
 // Read returns the bytes of the helper binary called name (what names it in errors: "probe")
-// and the path it was read from: $env, else name beside the running executable, else
-// bin/name. A file larger than max is refused, and a missing one is an error wrapping
-// os.ErrNotExist that lists where it looked.
+// and the path it was read from, found as Locate finds it.
 func Read(name, env, what string, max int64) ([]byte, string, error) {
+	p, err := Locate(name, env, what, max)
+	if err != nil {
+		return nil, p, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, p, fmt.Errorf("%s binary %s: %w", what, p, err)
+	}
+	return b, p, nil
+}
+
+// Locate finds the helper binary called name without reading it (a stat per candidate): $env,
+// else name beside the running executable, else bin/name. A file larger than max is refused,
+// and a missing one is an error wrapping os.ErrNotExist that lists where it looked.
+func Locate(name, env, what string, max int64) (string, error) {
 	var candidates []string
 	if p := os.Getenv(env); p != "" {
 		candidates = append(candidates, p)
@@ -28,13 +41,9 @@ func Read(name, env, what string, max int64) ([]byte, string, error) {
 			continue
 		}
 		if fi.Size() > max {
-			return nil, p, fmt.Errorf("%s binary %s is %d bytes, larger than %d: not the %s", what, p, fi.Size(), max, what)
+			return p, fmt.Errorf("%s binary %s is %d bytes, larger than %d: not the %s", what, p, fi.Size(), max, what)
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, p, fmt.Errorf("%s binary %s: %w", what, p, err)
-		}
-		return b, p, nil
+		return p, nil
 	}
-	return nil, "", fmt.Errorf("%s binary not found (looked in %v); build it with `make build` or set %s: %w", what, candidates, env, os.ErrNotExist)
+	return "", fmt.Errorf("%s binary not found (looked in %v); build it with `make build` or set %s: %w", what, candidates, env, os.ErrNotExist)
 }

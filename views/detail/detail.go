@@ -53,6 +53,9 @@ type Sources struct {
 	// Marks are the containment watch's words for the sandbox ("QUARANTINED", "2 open alerts"),
 	// shown in the title; nil or "": none.
 	Marks func(id string) string
+	// Gone reports that the sandbox no longer exists on its (connected) backend: its snapshots
+	// are orphans (nil: never).
+	Gone func(id string) bool
 }
 
 // Load reads the sandbox's records. It does I/O: call it from a command.

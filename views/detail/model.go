@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/views/journal"
@@ -242,7 +243,11 @@ func (m *Model) lines(c *screen.Context, w int, now time.Time) []string {
 		out = append(out, strings.Join(facts, "  "))
 	}
 	for _, kv := range sb.Extra {
-		out = append(out, fmt.Sprintf("%s: %s", kv.Key, kv.Value))
+		v := redact.Cell(kv.Value)
+		if redact.IsSecretName(kv.Key) {
+			v = redact.Mark
+		}
+		out = append(out, fmt.Sprintf("%s: %s", redact.Cell(kv.Key), v))
 	}
 
 	out = append(out, "", th.Header.Render(fmt.Sprintf("MEMBERS (%d)", len(sb.Members))))
@@ -296,7 +301,12 @@ func (m *Model) lines(c *screen.Context, w int, now time.Time) []string {
 	}
 
 	d := m.Data
-	out = append(out, "", th.Header.Render(fmt.Sprintf("SNAPSHOTS (%d)", len(d.Snapshots))))
+	gone := m.src.Gone != nil && m.src.Gone(m.SB.ID)
+	head := fmt.Sprintf("SNAPSHOTS (%d)", len(d.Snapshots))
+	if gone && len(d.Snapshots) > 0 {
+		head += " — ORPHANED: the sandbox is gone; `rangekeeper snapshots prune` removes them"
+	}
+	out = append(out, "", th.Header.Render(ansi.Truncate(head, w, "~")))
 	switch {
 	case !m.Loaded:
 		out = append(out, th.Dim.Render("  loading..."))
@@ -308,7 +318,11 @@ func (m *Model) lines(c *screen.Context, w int, now time.Time) []string {
 	snaps := append([]backends.SnapshotInfo(nil), d.Snapshots...)
 	sort.SliceStable(snaps, func(i, j int) bool { return snaps[i].Created.After(snaps[j].Created) })
 	for _, s := range snaps {
-		out = append(out, fmt.Sprintf("  %s  %-20s %s", s.Created.UTC().Format("2006-01-02 15:04:05"), cut(s.Name, 20), s.ID))
+		line := fmt.Sprintf("  %s  %-20s %s", s.Created.UTC().Format("2006-01-02 15:04:05"), cut(s.Name, 20), s.ID)
+		if gone {
+			line += "  orphaned"
+		}
+		out = append(out, line)
 	}
 
 	out = append(out, "", th.Header.Render(fmt.Sprintf("PROBES (%d)", len(d.Probes))))

@@ -69,6 +69,9 @@ type Model struct {
 	Banner func() string
 
 	paint *rowPaints
+
+	healthGen, inputGen uint64    // bumped when the health line or a key changes the view (clock.go)
+	view                viewCache // the last frame and what it depended on
 }
 
 // New returns an empty fleet screen.
@@ -111,7 +114,7 @@ func (m *Model) Marked() []string {
 }
 
 // ClearMarks empties the multi-selection.
-func (m *Model) ClearMarks() { m.marked = map[string]bool{} }
+func (m *Model) ClearMarks() { m.marked = map[string]bool{}; m.inputGen++ }
 
 // StaleReason says why a backend's rows are greyed ("" when live).
 func (m *Model) StaleReason(backend string) string { return m.stale[backend] }
@@ -148,6 +151,7 @@ func (m *Model) SetHealthAll(hs []supervisor.Health) {
 }
 
 func (m *Model) setHealth(h supervisor.Health) {
+	m.healthGen++
 	found := false
 	for i := range m.health {
 		if m.health[i].Backend == h.Backend {
@@ -176,10 +180,14 @@ func (m *Model) setHealth(h supervisor.Health) {
 
 // LoadCached paints the last known fleet of a backend before it answers; rows stay greyed until
 // the backend's first reset.
+// A backend that answered already keeps its live rows (the cache may arrive after it).
 func (m *Model) LoadCached(backend string, rows []*Row) {
-	for _, r := range rows {
-		m.store.Put(r)
+	for _, h := range m.health {
+		if h.Backend == backend && h.State == supervisor.StateConnected {
+			return
+		}
 	}
+	m.store.PutAll(rows)
 	if _, ok := m.stale[backend]; !ok {
 		m.stale[backend] = "cached: waiting for the backend"
 	}
@@ -223,11 +231,13 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.followCursor()
 		return m, nil
 	case tea.KeyPressMsg:
+		m.inputGen++
 		if m.filtering {
 			return m.updateFilter(msg)
 		}
 		return m.updateKeys(msg)
 	case tea.PasteMsg:
+		m.inputGen++
 		if m.filtering {
 			return m.updateFilter(msg)
 		}
@@ -240,7 +250,7 @@ func (m Model) updateFilter(msg tea.Msg) (Model, tea.Cmd) {
 		switch {
 		case m.Keys.IsControl(k, keymap.Open):
 			m.filtering = false
-			return m, nil
+			return m, m.applyNow()
 		case m.Keys.IsControl(k, keymap.Back):
 			m.filtering = false
 			m.input = ""
@@ -260,6 +270,29 @@ func (m *Model) debounce() tea.Cmd {
 	m.gen++
 	gen := m.gen
 	return tea.Tick(FilterDebounce, func(time.Time) tea.Msg { return filterTickMsg{gen: gen} })
+}
+
+// SyncFilterLimit is the largest fleet whose filter Enter computes on the UI goroutine (a few
+// ms at 10,000 rows), so the table on screen is the filtered one at the very next frame; past
+// it the computation runs in a command as while typing.
+const SyncFilterLimit = 20_000
+
+// applyNow puts the typed filter in force at once (Enter), superseding a pending debounce.
+func (m *Model) applyNow() tea.Cmd {
+	if m.store.Total() > SyncFilterLimit {
+		return m.SetFilter(m.input)
+	}
+	q, err := ParseQuery(m.input)
+	if err != nil {
+		m.filterErr = err.Error()
+		return nil
+	}
+	m.filterErr = ""
+	m.gen++ // a debounce tick or computation still in flight is now stale
+	m.computing = false
+	m.store.Install(Compute(m.store.Snapshot(q, m.store.Order())))
+	m.followCursor()
+	return nil
 }
 
 // SetFilter applies a filter immediately (command mode, tests).

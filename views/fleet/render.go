@@ -71,8 +71,12 @@ func spaces(n int) string {
 var Hints = []keymap.Name{keymap.Open, keymap.Filter, keymap.Command, keymap.Snapshot, keymap.Revert, keymap.Teardown,
 	keymap.Probe, keymap.Help, keymap.Quit}
 
-// View renders the screen at its size. Its cost depends on the screen size, not the fleet size.
-func (m *Model) View() string {
+// View renders the screen at its size. Its cost depends on the screen size, not the fleet size,
+// and an unchanged frame (same rows, health, size, cursor, input, before the next age change)
+// is not rebuilt at all (clock.go).
+func (m *Model) View() string { return m.cachedView(m.render) }
+
+func (m *Model) render() string {
 	w, h := m.width, m.height
 	var b strings.Builder
 	b.Grow(w * h * 2)

@@ -32,6 +32,10 @@ type Model struct {
 	entries []state.Entry
 	cursor  int
 	offset  int
+	// Running reports a sandbox with an action in flight, so its intent is not called
+	// interrupted (nil: nothing is running).
+	Running     func(sandboxID string) bool
+	interrupted map[uint64]bool // intents without an outcome (interrupted.go)
 }
 
 // New opens the journal of target ("" for every sandbox); nil src says the journal is unavailable.
@@ -104,6 +108,7 @@ func Load(db Source, target string) ([]state.Entry, error) {
 // SetEntries installs entries, newest first.
 func (m *Model) SetEntries(es []state.Entry) {
 	m.entries = es
+	m.interrupted = interrupted(es, m.Running)
 	m.cursor = min(m.cursor, max(0, len(es)-1))
 }
 
@@ -116,10 +121,15 @@ func (m *Model) Scroll(km *keymap.Map, msg tea.KeyPressMsg, page int) {
 }
 
 // Line renders one entry in a fixed layout (shared with the detail view).
-func Line(e state.Entry, w int) string {
+func Line(e state.Entry, w int) string { return line(e, w, false) }
+
+func line(e state.Entry, w int, interrupted bool) string {
 	outcome := string(e.Phase)
 	if e.Phase == state.PhaseOutcome {
 		outcome = e.Outcome
+	}
+	if interrupted {
+		outcome = Interrupted
 	}
 	var params []string
 	for _, k := range sortedKeys(e.Params) {
@@ -178,10 +188,12 @@ func (m *Model) View(c *screen.Context) string {
 	}
 	for i := m.offset; i < len(m.entries) && i < m.offset+body; i++ {
 		e := m.entries[i]
-		l := pad(Line(e, w), w)
+		l := pad(line(e, w, m.interrupted[e.Seq]), w)
 		switch {
 		case i == m.cursor:
 			l = th.Selected.Render(l)
+		case m.interrupted[e.Seq]:
+			l = th.Warn.Render(l)
 		case e.Outcome == state.OutcomeFailed || e.Outcome == state.OutcomeRefused:
 			l = th.Err.Render(l)
 		case e.Outcome == state.OutcomeCancelled:
@@ -219,6 +231,8 @@ func (m *Model) selectedLines(th theme.Theme, w int) []string {
 		second = th.Err.Render(ansi.Truncate("error: "+strings.ReplaceAll(e.Error, "\n", " "), w, "~"))
 	} else if e.Intent != 0 {
 		second = fmt.Sprintf("outcome of #%d: %s", e.Intent, e.Outcome)
+	} else if m.interrupted[e.Seq] {
+		second = th.Warn.Render(ansi.Truncate("interrupted: no outcome was written (the process ended mid-action); `rangekeeper recover` lists what it left", w, "~"))
 	}
 	return []string{th.Dim.Render(ansi.Truncate(first, w, "~")), second}
 }

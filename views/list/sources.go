@@ -11,17 +11,28 @@ import (
 	"github.com/rangekeeper/rangekeeper/views/detail"
 )
 
-// Snapshots lists every recorded snapshot, newest first.
-func Snapshots(db *state.DB) Loader {
+// Snapshots lists every recorded snapshot, newest first. gone (nil: never) reports a sandbox
+// removed behind rangekeeper's back: its snapshots are marked orphaned, counted on the first
+// line with the command that prunes them.
+func Snapshots(db *state.DB, gone func(backend, sandboxID string) bool) Loader {
 	return func() ([]string, error) {
 		if db == nil {
 			return nil, fmt.Errorf("no state file")
 		}
 		recs, err := db.Snapshots("")
 		var out []string
+		orphans := 0
 		for i := len(recs) - 1; i >= 0; i-- {
 			in := recs[i].Info
-			out = append(out, fmt.Sprintf("%s  %-20s %-24s %s", in.Created.UTC().Format("2006-01-02 15:04:05"), ansi.Truncate(in.Name, 20, "~"), in.ID, in.SandboxID))
+			line := fmt.Sprintf("%s  %-20s %-24s %s", in.Created.UTC().Format("2006-01-02 15:04:05"), ansi.Truncate(in.Name, 20, "~"), in.ID, in.SandboxID)
+			if gone != nil && gone(recs[i].Backend, in.SandboxID) {
+				line += "  " + OrphanMark
+				orphans++
+			}
+			out = append(out, line)
+		}
+		if orphans > 0 {
+			out = append([]string{fmt.Sprintf("%d orphaned (sandbox gone): `rangekeeper snapshots prune` removes them", orphans)}, out...)
 		}
 		if len(out) == 0 {
 			out = append(out, "no snapshots recorded")
@@ -81,3 +92,6 @@ func Specs(db *state.DB, fleet func() []backends.Sandbox, hint string) Loader {
 		return out, nil
 	}
 }
+
+// OrphanMark ends the line of a snapshot whose sandbox is gone.
+const OrphanMark = "[orphaned: sandbox gone]"

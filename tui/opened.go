@@ -1,0 +1,51 @@
+package tui
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/state"
+)
+
+// Opened is what Options.Open hands the program once the state file is open: the program paints
+// its first frame (the live fleet as backends answer) before it has it, so a state file held by
+// another process for a moment, or a large inventory cache, never delays the first frame
+// (issue 18, FINDINGS items 3 and 4).
+type Opened struct {
+	State     *state.DB
+	Actions   *action.Layer
+	Inventory []state.InventoryRecord // the cache to paint (stale) until backends answer
+}
+
+// openedMsg carries Options.Open's result into Update.
+type openedMsg struct {
+	o   Opened
+	err error
+}
+
+// open runs Options.Open off the UI goroutine.
+func (m *Model) open() tea.Cmd {
+	if m.opts.Open == nil {
+		return nil
+	}
+	open := m.opts.Open
+	return func() tea.Msg {
+		o, err := open()
+		return openedMsg{o: o, err: err}
+	}
+}
+
+// installOpened adopts the state file, the action layer and the cache.
+func (m *Model) installOpened(msg openedMsg) {
+	if msg.err != nil {
+		m.setStatus("state file: " + oneLine(msg.err.Error()) + " (journal and actions unavailable)")
+		return
+	}
+	if msg.o.State != nil {
+		m.opts.State = msg.o.State
+	}
+	if msg.o.Actions != nil {
+		m.opts.Actions = msg.o.Actions
+	}
+	m.LoadCache(msg.o.Inventory)
+}
