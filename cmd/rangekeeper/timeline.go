@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -118,13 +117,8 @@ func runTimeline(ctx context.Context, f *factory, o *timelineOptions) error {
 		es = []state.TimelineEntry{}
 	}
 	switch o.Output {
-	case "json":
-		return writeJSON(f.Out, map[string]any{"sandbox": id, "entries": es})
-	case "yaml":
-		enc := yaml.NewEncoder(f.Out)
-		enc.SetIndent(2)
-		defer enc.Close()
-		return enc.Encode(map[string]any{"sandbox": id, "entries": es})
+	case "json", "yaml":
+		return writeData(f.Out, o.Output, map[string]any{"sandbox": id, "entries": es})
 	}
 	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tSOURCE\tKIND\tMEMBER\tDETAIL")

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/internal/redact"
@@ -86,15 +85,8 @@ func writeAlerts(f *factory, output string, as []state.Alert) error {
 		as = []state.Alert{}
 	}
 	switch output {
-	case "json":
-		return writeJSON(f.Out, as)
-	case "yaml":
-		raw, err := yaml.Marshal(as)
-		if err != nil {
-			return err
-		}
-		_, err = f.Out.Write(raw)
-		return err
+	case "json", "yaml":
+		return writeData(f.Out, output, as)
 	}
 	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTIME\tSEVERITY\tKIND\tSANDBOX\tSUMMARY\tACK")

@@ -92,6 +92,26 @@ func (m *Model) currentKey() viewKey {
 			}
 		}
 	}
+	// Hooks the program installs (team line, containment banner, row flags) are part of the frame.
+	if m.Team != nil {
+		b.WriteByte(0)
+		b.WriteString(m.Team())
+	}
+	if m.Banner != nil {
+		b.WriteByte(0)
+		b.WriteString(m.Banner())
+	}
+	if m.Flag != nil {
+		last := min(m.store.Len(), m.offset+max(m.tableHeight(), 0))
+		for i := m.offset; i < last; i++ {
+			if f := m.Flag(m.store.At(i).SB.ID); f != "" {
+				b.WriteByte(0)
+				b.WriteString(m.store.At(i).SB.ID)
+				b.WriteByte('!')
+				b.WriteString(f)
+			}
+		}
+	}
 	return viewKey{store: m.store.Gen(), health: m.healthGen, input: m.inputGen, width: m.width, height: m.height,
 		cursor: m.cursor, offset: m.offset, filtering: m.filtering, computing: m.computing, readOnly: m.ReadOnly,
 		text: b.String(), keys: m.Keys}
