@@ -81,17 +81,7 @@ func (m *Model) currentKey() viewKey {
 			}
 		}
 	}
-	if m.Activity != nil {
-		last := min(m.store.Len(), m.offset+max(m.tableHeight(), 0))
-		for i := m.offset; i < last; i++ {
-			if a := m.Activity(m.store.At(i).SB.ID); a != "" {
-				b.WriteByte(0)
-				b.WriteString(m.store.At(i).SB.ID)
-				b.WriteByte('=')
-				b.WriteString(a)
-			}
-		}
-	}
+	m.keyVisible(&b, '=', m.Activity)
 	// Hooks the program installs (team line, containment banner, row flags) are part of the frame.
 	if m.Team != nil {
 		b.WriteByte(0)
@@ -101,20 +91,27 @@ func (m *Model) currentKey() viewKey {
 		b.WriteByte(0)
 		b.WriteString(m.Banner())
 	}
-	if m.Flag != nil {
-		last := min(m.store.Len(), m.offset+max(m.tableHeight(), 0))
-		for i := m.offset; i < last; i++ {
-			if f := m.Flag(m.store.At(i).SB.ID); f != "" {
-				b.WriteByte(0)
-				b.WriteString(m.store.At(i).SB.ID)
-				b.WriteByte('!')
-				b.WriteString(f)
-			}
-		}
-	}
+	m.keyVisible(&b, '!', m.Flag)
 	return viewKey{store: m.store.Gen(), health: m.healthGen, input: m.inputGen, width: m.width, height: m.height,
 		cursor: m.cursor, offset: m.offset, filtering: m.filtering, computing: m.computing, readOnly: m.ReadOnly,
 		text: b.String(), keys: m.Keys}
+}
+
+// keyVisible adds what mark says of each visible row (an activity, a flag) to a frame's key.
+func (m *Model) keyVisible(b *strings.Builder, sep byte, mark func(sandboxID string) string) {
+	if mark == nil {
+		return
+	}
+	last := min(m.store.Len(), m.offset+max(m.tableHeight(), 0))
+	for i := m.offset; i < last; i++ {
+		id := m.store.At(i).SB.ID
+		if v := mark(id); v != "" {
+			b.WriteByte(0)
+			b.WriteString(id)
+			b.WriteByte(sep)
+			b.WriteString(v)
+		}
+	}
 }
 
 // cachedView returns the last frame when nothing it depends on changed, else renders and keeps it.
