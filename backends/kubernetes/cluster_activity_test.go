@@ -91,7 +91,9 @@ func TestClusterPodActivityReachesTimeline(t *testing.T) {
 			}
 		}()
 		until(t, 30*time.Second, what, func() bool {
-			// No rec.Flush here: Flush is not safe beside Run, which records on every activity.
+			if err := rec.Flush(); err != nil {
+				t.Fatal(err)
+			}
 			es, err := db.Timeline(state.TimelineQuery{SandboxID: sid})
 			if err != nil {
 				t.Fatal(err)
