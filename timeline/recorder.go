@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -26,6 +27,7 @@ type Recorder struct {
 	Heartbeat time.Duration
 	Now       func() time.Time // nil: time.Now
 
+	flushMu sync.Mutex // Flush (tests, reports) runs beside Run's own flushes
 	cursor  uint64
 	posture map[string]string // sandbox ID → summary of its findings
 	lost    uint64
@@ -77,9 +79,15 @@ func (r *Recorder) Run(ctx context.Context) error {
 
 // Lost is how many activity entries were lost because the recorder fell behind the supervisor's
 // bounded log.
-func (r *Recorder) Lost() uint64 { return r.lost }
+func (r *Recorder) Lost() uint64 {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	return r.lost
+}
 
 func (r *Recorder) flush() error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
 	acts, next, lost := r.Sup.Activity(r.cursor)
 	r.cursor, r.lost = next, r.lost+lost
 	if err := r.DB.RecordActivity(acts); err != nil {

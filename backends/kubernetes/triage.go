@@ -130,9 +130,18 @@ func (b *Backend) Shell(ctx context.Context, sandboxID string, req backends.Shel
 			res.Cmd = []string{"su", "-s", "/bin/" + res.Cmd[0], "-l", req.User}
 		}
 	}
+	// A TTY always gets a stdin stream: with none, kwok (v0.8.0) dereferences a nil reader and
+	// dies, and kubectl refuses a TTY without input too. Without req.Stdin nothing is typed: the
+	// stream stays open, empty, until the shell ends.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stdin := req.Stdin
+	if stdin == nil {
+		stdin = idleReader{ctx}
+	}
 	r := b.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(p.Namespace).Name(p.Name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: p.Spec.Containers[0].Name, Command: res.Cmd,
-			Stdin: req.Stdin != nil, Stdout: true, TTY: true}, scheme.ParameterCodec)
+			Stdin: true, Stdout: true, TTY: true}, scheme.ParameterCodec)
 	ws, err := remotecommand.NewWebSocketExecutor(b.rc, "GET", r.URL().String())
 	if err != nil {
 		return res, fmt.Errorf("%s: shell: %w", b.Name(), err)
@@ -152,7 +161,7 @@ func (b *Backend) Shell(ctx context.Context, sandboxID string, req backends.Shel
 	if out == nil {
 		out = io.Discard
 	}
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: req.Stdin, Stdout: out, Tty: true,
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: out, Tty: true,
 		TerminalSizeQueue: &sizeQueue{first: &first, resize: req.Resize, ctx: ctx}})
 	var exitErr utilexec.ExitError
 	switch {
@@ -165,4 +174,12 @@ func (b *Backend) Shell(ctx context.Context, sandboxID string, req backends.Shel
 		return res, fmt.Errorf("%s: shell in %s/%s: %w", b.Name(), p.Namespace, p.Name, err)
 	}
 	return res, nil
+}
+
+// idleReader is a stdin with nothing to type: Read blocks until ctx ends, then reports EOF.
+type idleReader struct{ ctx context.Context }
+
+func (r idleReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, io.EOF
 }

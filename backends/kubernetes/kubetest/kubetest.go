@@ -1,5 +1,6 @@
 // Package kubetest runs a real Kubernetes control plane for integration tests: kube-apiserver
-// and etcd (envtest), kwok as the kubelet (with ClusterExec so pods/exec works), and
+// and etcd (envtest), kwok as the kubelet (with ClusterExec so pods/exec works and ClusterLogs
+// so pods/log serves a file the test writes), and
 // kube-scheduler plus kube-controller-manager so StatefulSets produce pods.
 package kubetest
 
@@ -41,6 +42,8 @@ type Cluster struct {
 	Client     kubernetes.Interface
 	Kubeconfig string // admin kubeconfig file; its context is "envtest"
 	ExecDir    string // kwok runs exec'd commands as local processes in this directory
+
+	logsMu sync.Mutex // held by the test that owns the pod log files (see PodLogs)
 
 	env    *envtest.Environment
 	dir    string
@@ -210,9 +213,13 @@ spec:
 `, c.ExecDir)), 0o644); err != nil {
 		return err
 	}
+	logsCfg, err := c.writeLogsConfig()
+	if err != nil {
+		return err
+	}
 	p := strconv.Itoa(port)
 	if err := c.run(filepath.Join(dir, "kwok"), "kwok", "--kubeconfig="+c.Kubeconfig, "--manage-all-nodes=true",
-		"--config="+filepath.Join(dir, "kwok-stages.yaml"), "--config="+execCfg,
+		"--config="+filepath.Join(dir, "kwok-stages.yaml"), "--config="+execCfg, "--config="+logsCfg,
 		"--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16",
 		"--node-ip=127.0.0.1", "--node-port="+p, "--server-address=127.0.0.1:"+p); err != nil {
 		return err
