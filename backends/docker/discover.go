@@ -39,7 +39,14 @@ func (b *Backend) List(ctx context.Context) ([]backends.Sandbox, error) {
 // Watch implements backends.Backend: it subscribes to container events first, then lists, so no
 // change between the list and the subscription is lost; each event re-reads only the affected
 // project.
-func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
+func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) (err error) {
+	// The contract: nil only when ctx was cancelled — and then always nil, even when the
+	// cancellation cut a listing or a refresh short (their error is the cancellation's).
+	defer func() {
+		if ctx.Err() != nil {
+			err = nil
+		}
+	}()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if _, err := b.cli.Ping(wctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
