@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,28 +88,51 @@ func (p pane) waitRe(re *regexp.Regexp, within time.Duration) string {
 	}
 }
 
+// buildWorkbench builds the rangekeeper binary into dir/bin.
+func buildWorkbench(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "bin", "rangekeeper")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startPane runs shellCmd in a detached w×h tmux session (its own server on socket, removed when
+// the test ends), with env added to the environment. The shell keeps the pane after the command
+// exits, printing "<what> exited N", so a crash or the exit status stays readable.
+func startPane(t *testing.T, tmux, socket string, w, h int, what, shellCmd string, env ...string) pane {
+	t.Helper()
+	p := pane{t: t, tmux: tmux, socket: socket}
+	cmd := exec.Command(tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "rk", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
+		"sh", "-c", shellCmd+`; echo "`+what+` exited $?"; sleep 60`)
+	cmd.Env = append(append(os.Environ(), "TERM=xterm-256color"), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command(tmux, "-L", socket, "kill-server").Run() })
+	return p
+}
+
+// stateIn is the state file a workbench started by startWorkbench(…, dir, …) uses.
+func stateIn(dir string) string { return filepath.Join(dir, "state", "state.db") }
+
+// startWorkbench runs bin in a pane with its state file (stateIn(dir)) and config under dir.
+func startWorkbench(t *testing.T, tmux, socket, bin, dir string, w, h int) pane {
+	t.Helper()
+	return startPane(t, tmux, socket, w, h, "rangekeeper", bin+" --state "+stateIn(dir),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+}
+
 func TestBinaryUnderTmux(t *testing.T) {
 	tmux := need(t)
 	cli := dockertest.Engine(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin", "rangekeeper")
-	build := exec.Command("go", "build", "-o", bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildWorkbench(t, dir)
 	project := "inspect-e2e-i" + dockertest.RunID
 	dockertest.Project(t, project, dockertest.Service{Name: "default"}, dockertest.Service{Name: "db"})
 
-	p := pane{t: t, tmux: tmux, socket: "rk-e2e-" + dockertest.RunID}
-	statePath := filepath.Join(dir, "state", "state.db")
-	cmd := exec.Command(tmux, "-L", p.socket, "-f", "/dev/null", "new-session", "-d", "-s", "rk", "-x", "120", "-y", "40",
-		// The shell keeps the pane after exit so a crash or the exit status stays readable.
-		"sh", "-c", bin+" --state "+statePath+`; echo "rangekeeper exited $?"; sleep 60`)
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
+	p := startWorkbench(t, tmux, "rk-e2e-"+dockertest.RunID, bin, dir, 120, 40)
 
 	p.wait("sandboxes", 20*time.Second)
 	p.wait(project, 20*time.Second)
@@ -151,7 +175,7 @@ func TestBinaryUnderTmux(t *testing.T) {
 	p.wait("sandboxes", 5*time.Second)
 	p.keys("q")
 	p.wait("rangekeeper exited 0", 10*time.Second)
-	db, err := state.Open(statePath)
+	db, err := state.Open(stateIn(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,22 +18,11 @@ func TestShellUnderTmux(t *testing.T) {
 	tmux := need(t)
 	dockertest.Engine(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin", "rangekeeper")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildWorkbench(t, dir)
 	project := "inspect-e2eshell-i" + dockertest.RunID
 	dockertest.Project(t, project, dockertest.Service{Name: "default"})
 
-	p := pane{t: t, tmux: tmux, socket: "rk-e2esh-" + dockertest.RunID}
-	statePath := filepath.Join(dir, "state", "state.db")
-	cmd := exec.Command(tmux, "-L", p.socket, "-f", "/dev/null", "new-session", "-d", "-s", "rk", "-x", "120", "-y", "40",
-		"sh", "-c", bin+" --state "+statePath+`; echo "rangekeeper exited $?"; sleep 60`)
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
+	p := startWorkbench(t, tmux, "rk-e2esh-"+dockertest.RunID, bin, dir, 120, 40)
 
 	p.wait(project, 30*time.Second)
 	p.keys("/")
@@ -74,7 +60,7 @@ func TestShellUnderTmux(t *testing.T) {
 	p.keys("q")
 	p.wait("rangekeeper exited 0", 10*time.Second)
 
-	db, err := state.Open(statePath)
+	db, err := state.Open(stateIn(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

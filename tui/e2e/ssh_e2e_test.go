@@ -43,10 +43,7 @@ func TestServeOverSystemSSH(t *testing.T) {
 	tmux, sshBin := need(t), needSSH(t)
 	dockertest.Engine(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin", "rangekeeper")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildWorkbench(t, dir)
 	project := "inspect-e2essh-i" + dockertest.RunID
 	dockertest.Project(t, project, dockertest.Service{Name: "default"})
 
@@ -108,16 +105,9 @@ func TestServeOverSystemSSH(t *testing.T) {
 	known := filepath.Join(dir, "known_hosts")
 	os.WriteFile(known, []byte(fmt.Sprintf("[127.0.0.1]:%s %s", port, gossh.MarshalAuthorizedKey(hk.PublicKey()))), 0o600)
 
-	p := pane{t: t, tmux: tmux, socket: "rk-e2essh-" + dockertest.RunID}
 	sshCmd := fmt.Sprintf("%s -tt -p %s -i %s -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=%s -F /dev/null alice@127.0.0.1",
 		sshBin, port, keyPath, known)
-	cmd := exec.Command(tmux, "-L", p.socket, "-f", "/dev/null", "new-session", "-d", "-s", "rk", "-x", "160", "-y", "40",
-		"sh", "-c", sshCmd+`; echo "ssh exited $?"; sleep 60`)
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
+	p := startPane(t, tmux, "rk-e2essh-"+dockertest.RunID, 160, 40, "ssh", sshCmd)
 
 	p.wait("team: alice", 30*time.Second)
 	p.wait(project, 30*time.Second)

@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,10 +23,7 @@ func TestNetworkConnectAlertOnScreen(t *testing.T) {
 	cli := dockertest.Engine(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin", "rangekeeper")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildWorkbench(t, dir)
 	project := "inspect-e2ew-i" + dockertest.RunID
 	dockertest.Project(t, project)
 	inner := project + "_inner"
@@ -43,15 +38,7 @@ func TestNetworkConnectAlertOnScreen(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), egress, client.NetworkRemoveOptions{}) })
 
-	p := pane{t: t, tmux: tmux, socket: "rk-e2ew-" + dockertest.RunID}
-	statePath := filepath.Join(dir, "state", "state.db")
-	cmd := exec.Command(tmux, "-L", p.socket, "-f", "/dev/null", "new-session", "-d", "-s", "rk", "-x", "160", "-y", "40",
-		"sh", "-c", bin+" --state "+statePath+`; echo "rangekeeper exited $?"; sleep 60`)
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
+	p := startWorkbench(t, tmux, "rk-e2ew-"+dockertest.RunID, bin, dir, 160, 40)
 	p.wait(project, 30*time.Second)
 	p.keys("/")
 	p.literal("name=" + project)
@@ -79,7 +66,7 @@ func TestNetworkConnectAlertOnScreen(t *testing.T) {
 	p.wait("sandboxes  sort:", 10*time.Second)
 	p.keys("q")
 	p.wait("rangekeeper exited 0", 20*time.Second)
-	out, err := exec.Command(bin, "--state", statePath, "alerts", "-o", "json").CombinedOutput()
+	out, err := exec.Command(bin, "--state", stateIn(dir), "alerts", "-o", "json").CombinedOutput()
 	if err != nil {
 		t.Fatalf("alerts -o json: %v\n%s", err, out)
 	}
