@@ -99,10 +99,11 @@ func table(screen string) string {
 		lines = lines[:len(lines)-2]
 	}
 	// The shell is an exec into the sandbox, which the containment watch rightly reports: its
-	// alert line (in place of the health line) and the row's "!" mark are the only differences.
+	// alert line ("ALERT …", or "N open alerts; …", in place of the health line) and the row's
+	// "!" mark are the only differences.
 	var kept []string
 	for _, l := range lines {
-		if strings.Contains(l, "open alert") || strings.HasPrefix(l, "[ok]") {
+		if strings.HasPrefix(l, "ALERT ") || strings.Contains(l, "open alerts") || strings.HasPrefix(l, "[ok]") {
 			continue
 		}
 		kept = append(kept, strings.Replace(l, "!+", " +", 1))
