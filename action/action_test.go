@@ -20,6 +20,7 @@ type fakeBackend struct {
 	calls   []string
 	block   chan struct{} // when set, Teardown waits on it or ctx
 	step    string        // when set, Teardown reports it as a progress step
+	fanOut  int           // when set, Teardown reports a step from each of this many goroutines
 	failErr error
 	snaps   []backends.SnapshotInfo // what Snapshots lists (oldest first)
 }
@@ -53,6 +54,11 @@ func (f *fakeBackend) Teardown(ctx context.Context, id string, o backends.Teardo
 	if f.step != "" {
 		backends.Progress(ctx, "%s", f.step)
 	}
+	var wg sync.WaitGroup
+	for i := range f.fanOut { // as the Docker backend snapshots members in parallel
+		wg.Go(func() { backends.Progress(ctx, "member %d done", i) })
+	}
+	wg.Wait()
 	if f.block != nil {
 		select {
 		case <-f.block:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -40,6 +41,9 @@ type guard struct {
 	lock  *hostlock.Lock
 	store PendingStore
 	rec   *state.Pending // nil: the action keeps no record
+	// mu orders the record's updates: a backend reports the steps of parallel work (one
+	// snapshot per member) from several goroutines at once.
+	mu sync.Mutex
 	// recovering: a successful recover clears the lock's note of an unfinished action.
 	recovering bool
 }
@@ -116,6 +120,8 @@ func (g *guard) context(ctx context.Context) context.Context {
 		return ctx
 	}
 	return backends.WithPlan(ctx, func(plan json.RawMessage) error {
+		g.mu.Lock()
+		defer g.mu.Unlock()
 		g.rec.Plan = plan
 		if err := g.store.PutPending(*g.rec); err != nil {
 			return fmt.Errorf("write-ahead record: %w", err)
@@ -128,6 +134,8 @@ func (g *guard) context(ctx context.Context) context.Context {
 // step appends a progress step to the record (durably: a crash right after it leaves it).
 func (g *guard) step(step string) {
 	if g.rec != nil {
+		g.mu.Lock()
+		defer g.mu.Unlock()
 		g.rec.Steps = append(g.rec.Steps, step)
 		_ = g.store.PutPending(*g.rec)
 		crashPoint(g.rec.Action, step)
@@ -137,6 +145,8 @@ func (g *guard) step(step string) {
 // end closes the record: removed when the action succeeded or failed cleanly, kept (marked
 // failed) when the backend says it left the sandbox half-done.
 func (g *guard) end(runErr error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.rec != nil {
 		crashPoint(g.rec.Action, "ended")
 		if runErr != nil && errors.Is(runErr, backends.ErrInterrupted) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +46,24 @@ func TestWriteAheadRecordLivesForTheActionAndLinksTheIntent(t *testing.T) {
 	}
 	if recs, _ := db.PendingActions(""); len(recs) != 0 {
 		t.Fatalf("after success the record stays: %+v", recs)
+	}
+}
+
+// A backend may report steps from parallel work; the record takes them one at a time (the race
+// detector checks it) and the caller sees every one.
+func TestStepsFromParallelWorkAreAllRecorded(t *testing.T) {
+	l, fb, _ := setup(t, false)
+	fb.fanOut = 16
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	ctx := backends.WithProgress(context.Background(), func(s string) { mu.Lock(); seen[s] = true; mu.Unlock() })
+	if err := l.Teardown(ctx, Request{SandboxID: sbID, Confirmed: true}, backends.TeardownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range fb.fanOut {
+		if s := fmt.Sprintf("member %d done", i); !seen[s] {
+			t.Errorf("step %q never reached the caller (saw %v)", s, seen)
+		}
 	}
 }
 
