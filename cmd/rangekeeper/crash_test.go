@@ -42,11 +42,20 @@ func crashBinaries(t *testing.T) (rk, probeBin string) {
 			return
 		}
 		crashBin = filepath.Join(crashDir, "rangekeeper")
-		for _, b := range [][]string{{"-tags", "crashtest", "-o", crashBin, "."}, {"-ldflags", "-s -w", "-o", filepath.Join(crashDir, probe.BinaryName), "../rangekeeper-probe"}} {
-			cmd := exec.Command("go", append([]string{"build", "-trimpath"}, b...)...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		// The CLI is built with -race, as the tests are: it reuses their compiled packages (a
+		// cold CI compiles the dependency graph once, not once more for this binary) and a data
+		// race in a child fails the test. The probe is static, as it runs inside the sandbox.
+		for _, b := range []struct {
+			args []string
+			env  string
+		}{
+			{[]string{"-race", "-tags", "crashtest", "-o", crashBin, "."}, "CGO_ENABLED=1"},
+			{[]string{"-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(crashDir, probe.BinaryName), "../rangekeeper-probe"}, "CGO_ENABLED=0"},
+		} {
+			cmd := exec.Command("go", append([]string{"build"}, b.args...)...)
+			cmd.Env = append(os.Environ(), b.env)
 			if out, err := cmd.CombinedOutput(); err != nil {
-				crashBinErr = fmt.Errorf("build %v: %v\n%s", b, err, out)
+				crashBinErr = fmt.Errorf("build %v: %v\n%s", b.args, err, out)
 				return
 			}
 		}

@@ -88,11 +88,15 @@ func (p pane) waitRe(re *regexp.Regexp, within time.Duration) string {
 	}
 }
 
-// buildWorkbench builds the rangekeeper binary into dir/bin.
+// buildWorkbench builds the rangekeeper binary into dir/bin, with -race as the tests are built:
+// it reuses their compiled packages (a cold CI compiles the dependency graph once, not once more
+// for this binary) and a data race in the workbench fails the test.
 func buildWorkbench(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "bin", "rangekeeper")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper").CombinedOutput(); err != nil {
+	cmd := exec.Command("go", "build", "-race", "-o", bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

@@ -58,6 +58,9 @@ func TestNetworkConnectAlertOnScreen(t *testing.T) {
 	p.keys(":")
 	p.literal("alerts")
 	p.keys("Enter")
+	// The alerts screen's own title first: the fleet's alert line shows the same summary, and
+	// an Escape sent before the screen opened would pair with the next key as alt+key.
+	p.waitRe(regexp.MustCompile(`(?m)^alerts\s+\(`), 10*time.Second)
 	p.wait("new HIGH CMP-N03", 10*time.Second)
 
 	// The alert is in the state file: after the workbench quits (it holds the file's lock),
