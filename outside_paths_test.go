@@ -26,7 +26,8 @@ func TestOutsidePathCheckBites(t *testing.T) {
 		name, body string
 		fails      bool
 	}{
-		{"chart.go", `const chart = "../../../shared/k8s/agent-env/chart"` + "\n", true},
+		// Assembled, so this source holds no such reference itself; the planted file does.
+		{"chart.go", `const chart = "../../../` + `shared/k8s/agent-env/chart"` + "\n", true},
 		{"schema.sh", "cat shared/pve-api/pve-api-subset.json\n", true},
 		{"abs.mk", "X := /work/shared/sarif/schema.json\n", true},
 		{"clean.go", `const chart = "testdata/agent-env/chart" // ./... and ... are fine` + "\n", false},

@@ -4,12 +4,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +21,13 @@ import (
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
-func TestMain(m *testing.M) { dockertest.Main(m) }
+func TestMain(m *testing.M) {
+	dockertest.Main(m, func() {
+		if workbench.dir != "" {
+			os.RemoveAll(workbench.dir)
+		}
+	})
+}
 
 // need skips without tmux, except in CI where a missing tool must fail the run.
 func need(t *testing.T) string {
@@ -88,18 +96,34 @@ func (p pane) waitRe(re *regexp.Regexp, within time.Duration) string {
 	}
 }
 
-// buildWorkbench builds the rangekeeper binary into dir/bin. Not with -race, though that would
-// reuse the tests' compiled packages: Bubble Tea v2.1.1 and v2.1.2 race inside tea.Exec (the
-// terminal restored while its SIGWINCH listener reads the input), which a resize during the shell
-// triggers; a race-built workbench then exits 66 for a race that is not ours.
-func buildWorkbench(t *testing.T, dir string) string {
+// workbench is the rangekeeper binary every test in this package runs, built once.
+var workbench struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// buildWorkbench builds the rangekeeper binary (once for the package's tests) and returns its
+// path. Not with -race, though that would reuse the tests' compiled packages: Bubble Tea v2.1.1
+// and v2.1.2 race inside tea.Exec (the terminal restored while its SIGWINCH listener reads the
+// input), which a resize during the shell triggers; a race-built workbench then exits 66 for a
+// race that is not ours.
+func buildWorkbench(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(dir, "bin", "rangekeeper")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	workbench.once.Do(func() {
+		if workbench.dir, workbench.err = os.MkdirTemp("", "rk-e2e-bin-"); workbench.err != nil {
+			return
+		}
+		workbench.bin = filepath.Join(workbench.dir, "rangekeeper")
+		out, err := exec.Command("go", "build", "-o", workbench.bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper").CombinedOutput()
+		if err != nil {
+			workbench.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if workbench.err != nil {
+		t.Fatal(workbench.err)
 	}
-	return bin
+	return workbench.bin
 }
 
 // startPane runs shellCmd in a detached w×h tmux session (its own server on socket, removed when
@@ -132,7 +156,7 @@ func TestBinaryUnderTmux(t *testing.T) {
 	tmux := need(t)
 	cli := dockertest.Engine(t)
 	dir := t.TempDir()
-	bin := buildWorkbench(t, dir)
+	bin := buildWorkbench(t)
 	project := "inspect-e2e-i" + dockertest.RunID
 	dockertest.Project(t, project, dockertest.Service{Name: "default"}, dockertest.Service{Name: "db"})
 

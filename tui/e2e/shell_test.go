@@ -18,7 +18,7 @@ func TestShellUnderTmux(t *testing.T) {
 	tmux := need(t)
 	dockertest.Engine(t)
 	dir := t.TempDir()
-	bin := buildWorkbench(t, dir)
+	bin := buildWorkbench(t)
 	project := "inspect-e2eshell-i" + dockertest.RunID
 	dockertest.Project(t, project, dockertest.Service{Name: "default"})
 

@@ -43,7 +43,7 @@ func TestServeOverSystemSSH(t *testing.T) {
 	tmux, sshBin := need(t), needSSH(t)
 	dockertest.Engine(t)
 	dir := t.TempDir()
-	bin := buildWorkbench(t, dir)
+	bin := buildWorkbench(t)
 	project := "inspect-e2essh-i" + dockertest.RunID
 	dockertest.Project(t, project, dockertest.Service{Name: "default"})
 

@@ -23,7 +23,7 @@ func TestNetworkConnectAlertOnScreen(t *testing.T) {
 	cli := dockertest.Engine(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	bin := buildWorkbench(t, dir)
+	bin := buildWorkbench(t)
 	project := "inspect-e2ew-i" + dockertest.RunID
 	dockertest.Project(t, project)
 	inner := project + "_inner"

@@ -281,10 +281,14 @@ func removeLabelled(cli *client.Client, label string, images bool) {
 }
 
 // Main runs the tests and then sweeps every resource this process labelled, so nothing is left
-// behind even when a test panicked past its cleanups. Use it from TestMain.
-func Main(m *testing.M) {
+// behind even when a test panicked past its cleanups; after runs then (e.g. removing files the
+// package's tests shared). Use it from TestMain.
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
 	Sweep(RunID)
+	for _, f := range after {
+		f()
+	}
 	os.Exit(code)
 }
 
