@@ -56,7 +56,9 @@ func (b *Backend) Shell(ctx context.Context, sandboxID string, req backends.Shel
 		time.Sleep(time.Duration(i+1) * 10 * time.Millisecond)
 	}
 	if req.Stdin != nil {
-		go func() { _, _ = io.Copy(att.Conn, req.Stdin) }() // ends when the connection closes
+		// Ends at the first Read or Write after the session: the caller cancels its terminal
+		// reader (ttyshell), or the closed connection fails the Write.
+		go func() { _, _ = io.Copy(att.Conn, req.Stdin) }()
 	}
 	if req.Resize != nil {
 		go func() {

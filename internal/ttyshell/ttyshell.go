@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/muesli/cancelreader"
@@ -107,14 +108,11 @@ func (c *Command) run() (backends.ShellResult, error) {
 	}
 	// The reader must stop when the shell ends, or it would keep the next key from whoever
 	// reads the terminal after us (the workbench).
-	var cr cancelreader.CancelReader
 	if inFile != nil {
-		r, err := cancelreader.NewReader(inFile)
-		if err == nil {
-			cr = r
+		if cr, err := cancelreader.NewReader(inFile); err == nil {
+			r := &stdinReader{cr: cr}
 			req.Stdin = r
-			defer cr.Close()
-			defer cr.Cancel()
+			defer r.stop()
 		}
 	}
 	if req.Stdin == nil {
@@ -125,4 +123,36 @@ func (c *Command) run() (backends.ShellResult, error) {
 		err = nil
 	}
 	return res, err
+}
+
+// stdinReader is the shell's end of the terminal: a cancel reader that is closed only once no
+// Read is inside it. The backend copies it to the shell from a goroutine of its own that is still
+// in a Read when the shell ends; closing the reader under that Read freed its epoll and pipe
+// descriptors, the workbench's input reader (created next) got the same numbers, and the late
+// Read took the operator's next key: the race detector caught it, the e2e test lost its q.
+type stdinReader struct {
+	cr     cancelreader.CancelReader
+	mu     sync.RWMutex // held shared by every Read, exclusively to close
+	closed bool
+}
+
+func (r *stdinReader) Read(p []byte) (int, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return 0, cancelreader.ErrCanceled
+	}
+	return r.cr.Read(p)
+}
+
+// stop cancels the Read in flight and every later one, and closes the reader as soon as the one
+// in flight has returned (at once after Cancel); it does not wait for that itself.
+func (r *stdinReader) stop() {
+	r.cr.Cancel()
+	go func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.closed = true
+		_ = r.cr.Close()
+	}()
 }
