@@ -115,7 +115,12 @@ func buildWorkbench(t *testing.T) string {
 			return
 		}
 		workbench.bin = filepath.Join(workbench.dir, "rangekeeper")
-		out, err := exec.Command("go", "build", "-o", workbench.bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper").CombinedOutput()
+		// -race, as the tests are built: the binary reuses their compiled packages (without it a
+		// cold CI compiles the whole dependency graph once more) and a race fails the test
+		// (raceEnv).
+		cmd := exec.Command("go", "build", "-race", "-o", workbench.bin, "github.com/rangekeeper/rangekeeper/cmd/rangekeeper")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			workbench.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -149,7 +154,7 @@ func stateIn(dir string) string { return filepath.Join(dir, "state", "state.db")
 func startWorkbench(t *testing.T, tmux, socket, bin, dir string, w, h int) pane {
 	t.Helper()
 	return startPane(t, tmux, socket, w, h, "rangekeeper", bin+" --state "+stateIn(dir),
-		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"), raceEnv(t))
 }
 
 func TestBinaryUnderTmux(t *testing.T) {

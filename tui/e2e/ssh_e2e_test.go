@@ -70,7 +70,7 @@ func TestServeOverSystemSSH(t *testing.T) {
 	l.Close()
 	_, port, _ := net.SplitHostPort(addr)
 	statePath := filepath.Join(dir, "state", "state.db")
-	env := append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "RANGEKEEPER_LOCK_DIR="+filepath.Join(dir, "locks"))
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "RANGEKEEPER_LOCK_DIR="+filepath.Join(dir, "locks"), raceEnv(t))
 	serve := exec.Command(bin, "--state", statePath, "serve", "--listen", addr, "--operators", ops)
 	serve.Env = env
 	stderr, _ := serve.StderrPipe()
