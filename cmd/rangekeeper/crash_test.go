@@ -197,6 +197,9 @@ var crashMatrix = []crashCase{
 }
 
 func TestCrashMatrix(t *testing.T) {
+	// Parallel with the package's other slow child-process test: both mostly wait on the engine
+	// (commits, recreates), and they share nothing but the built binaries.
+	t.Parallel()
 	dockertest.Engine(t)
 	rk, probeBin := crashBinaries(t)
 	var matrix []string

@@ -17,6 +17,7 @@ import (
 // exec, journal and the error paths, and greps every byte it wrote: the state file, the snapshot
 // directory, stdout and stderr. Zero hits.
 func TestNoPlantedSecretIsWrittenAnywhere(t *testing.T) {
+	t.Parallel() // see TestCrashMatrix
 	dockertest.Engine(t)
 	rk, probeBin := crashBinaries(t)
 	secrets := []string{"sk-rkplanted0123456789abcdefXYZ", "wJalrXUtnFEMIK7MDENGbPxRfiCYRKPLANTED", "hunter2RKPLANTED", "ghp_rkplanted0123456789abcdefghijklmn"}
