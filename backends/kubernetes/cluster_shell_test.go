@@ -90,9 +90,13 @@ func TestClusterShellTTYResizeAndExitCode(t *testing.T) {
 
 	// A command that is not a shell, with no stdin (kwok v0.8.0 crashed on a TTY without a
 	// stdin stream before Shell always opened one): its output through the TTY at the starting
-	// size, and its exit code.
+	// size, and its exit code. kwok (v0.8.0, debugging_exec_other.go) applies the size to its pty
+	// asynchronously and closes the pty as soon as the command exits, racing its own copy of the
+	// output: under load "stty size; exit 3" printed nothing. The command waits for the size and
+	// lingers a second so the output this test reads is what our side delivered.
 	out2 := &lockedBuf{}
-	res, err := b.Shell(ctx, sid, backends.ShellRequest{Member: "default", Cmd: []string{"sh", "-c", "stty size; exit 3"}, Stdout: out2,
+	waitSize := `for i in $(seq 100); do s=$(stty size); [ "$s" = "43 132" ] && break; sleep 0.1; done; echo "$s"; sleep 1; exit 3`
+	res, err := b.Shell(ctx, sid, backends.ShellRequest{Member: "default", Cmd: []string{"sh", "-c", waitSize}, Stdout: out2,
 		Size: backends.TermSize{Width: 132, Height: 43}})
 	if err != nil || res.ExitCode != 3 || !strings.Contains(out2.String(), "43 132") {
 		t.Errorf("sh -c without stdin: %+v %v, output %q", res, err, out2.String())
