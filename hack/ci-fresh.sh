@@ -26,13 +26,19 @@ if [ -n "$(git -C "$root" status --porcelain)" ]; then
 	echo "ci-fresh: note: uncommitted changes in $root are not part of this rehearsal"
 fi
 if [ "$cold" = 1 ]; then
-	export GOCACHE="$tmp/cache/go-build" GOMODCACHE="$tmp/cache/mod"
+	export GOCACHE="$tmp/cache/go-build" GOMODCACHE="$tmp/cache/mod" XDG_CACHE_HOME="$tmp/cache" # staticcheck's too
 	echo "ci-fresh: cold Go caches in $tmp/cache"
 fi
+# Busy CPU time of the whole machine (user+nice+system+irq+softirq, in clock ticks) shows how well
+# the run used the cores: a low share means the critical path waits, not computes.
+busy() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }
 start=$(date +%s)
+busy0=$(busy)
 status=0
 (cd "$tmp/rangekeeper" && .ci/run) || status=$?
 secs=$(( $(date +%s) - start ))
-printf 'ci-fresh: %s run %s in %dm%02ds (load average now: %s)\n' "$([ $cold = 1 ] && echo cold || echo warm)" \
-	"$([ $status = 0 ] && echo passed || echo "FAILED (exit $status)")" $((secs / 60)) $((secs % 60)) "$(cut -d' ' -f1-3 /proc/loadavg)"
+cpu=$(( ($(busy) - busy0) / $(getconf CLK_TCK) ))
+printf 'ci-fresh: %s run %s in %dm%02ds; %d CPU-seconds on %d cores (%d%% busy)\n' \
+	"$([ $cold = 1 ] && echo cold || echo warm)" "$([ $status = 0 ] && echo passed || echo "FAILED (exit $status)")" \
+	$((secs / 60)) $((secs % 60)) "$cpu" "$(nproc)" $(( 100 * cpu / (secs * $(nproc) + 1) ))
 exit $status
