@@ -1,11 +1,8 @@
 package probe_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +10,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
+	"github.com/rangekeeper/rangekeeper/internal/staticbin/staticbintest"
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
 )
 
@@ -59,14 +57,7 @@ func probeBinary(t testing.TB) (string, []byte) {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "rangekeeper-probe")
-		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binPath, "./cmd/rangekeeper-probe")
-		cmd.Dir = filepath.Join(filepath.Dir(file), "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binPath, binErr = staticbintest.Build(dir, "rangekeeper-probe")
 	})
 	if binErr != nil {
 		t.Fatal(binErr)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
+	"github.com/rangekeeper/rangekeeper/internal/staticbin/staticbintest"
 	"github.com/rangekeeper/rangekeeper/probe"
 )
 
@@ -45,20 +46,13 @@ func crashBinaries(t *testing.T) (rk, probeBin string) {
 		// The CLI is built with -race, as the tests are: it reuses their compiled packages (a
 		// cold CI compiles the dependency graph once, not once more for this binary) and a data
 		// race in a child fails the test. The probe is static, as it runs inside the sandbox.
-		for _, b := range []struct {
-			args []string
-			env  string
-		}{
-			{[]string{"-race", "-tags", "crashtest", "-o", crashBin, "."}, "CGO_ENABLED=1"},
-			{[]string{"-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(crashDir, probe.BinaryName), "../rangekeeper-probe"}, "CGO_ENABLED=0"},
-		} {
-			cmd := exec.Command("go", append([]string{"build"}, b.args...)...)
-			cmd.Env = append(os.Environ(), b.env)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				crashBinErr = fmt.Errorf("build %v: %v\n%s", b.args, err, out)
-				return
-			}
+		cmd := exec.Command("go", "build", "-race", "-tags", "crashtest", "-o", crashBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			crashBinErr = fmt.Errorf("build the crashtest CLI: %v\n%s", err, out)
+			return
 		}
+		_, crashBinErr = staticbintest.Build(crashDir, probe.BinaryName)
 	})
 	if crashBinErr != nil {
 		t.Fatal(crashBinErr)

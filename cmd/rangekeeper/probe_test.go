@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
+	"github.com/rangekeeper/rangekeeper/internal/staticbin/staticbintest"
 	"github.com/rangekeeper/rangekeeper/internal/tuitest"
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/probe/verdict"
@@ -36,11 +36,9 @@ func buildProbe(t *testing.T) {
 // temp dir and points rangekeeper at it through env.
 func buildHelper(t *testing.T, name, env string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "../"+name)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", name, err, out)
+	bin, err := staticbintest.Build(t.TempDir(), name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Setenv(env, bin)
 }
