@@ -10,5 +10,5 @@ $(TESTBIN)/.stamp: hack/testbin/go.mod hack/testbin/go.sum hack/testbin/build.sh
 .PHONY: testbin
 testbin: $(TESTBIN)/.stamp
 
-TEST_PREREQS += testbin
-TEST_ENV += KUBEBUILDER_ASSETS=$(TESTBIN)
+K8S_TEST_PREREQS += testbin
+K8S_TEST_ENV += KUBEBUILDER_ASSETS=$(TESTBIN)
