@@ -114,7 +114,9 @@ func (b *Backend) Exec(ctx context.Context, sandboxID string, req backends.ExecR
 	if err != nil {
 		return backends.ExecResult{}, b.wrap(fmt.Errorf("exec in %s: %w", name, err))
 	}
-	att, err := b.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	// Attach starts the process. It is not cut short by ctx: a cancel in the middle could leave
+	// the engine starting a process nobody kills; a cancel is handled below, once it has started.
+	att, err := b.cli.ExecAttach(context.WithoutCancel(ctx), created.ID, client.ExecAttachOptions{})
 	if err != nil {
 		return backends.ExecResult{}, b.wrap(fmt.Errorf("exec in %s: attach: %w", name, err))
 	}
@@ -190,10 +192,20 @@ func (b *Backend) execInspect(execID string) (client.ExecInspectResult, error) {
 // engine whose processes we cannot see gets an error saying the process may still run.
 func (b *Backend) killExec(execID, containerID string) error {
 	ins, err := b.execInspect(execID)
+	// Attach has asked the engine to start the process. No PID yet means it is still starting
+	// (the engine reports Running before the process exists; a finished exec keeps its PID):
+	// looking away now would let it start after the cancel and outlive it, so wait (bounded).
+	for deadline := time.Now().Add(execStartWait); err == nil && ins.PID == 0; {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the process had not started after %s; it may still start", execStartWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+		ins, err = b.execInspect(execID)
+	}
 	if err != nil {
 		return err
 	}
-	if !ins.Running || ins.PID == 0 {
+	if !ins.Running {
 		return nil
 	}
 	cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", ins.PID))
@@ -218,6 +230,9 @@ func (b *Backend) killExec(execID, containerID string) error {
 	}
 	return b.waitExecEnd(execID)
 }
+
+// execStartWait bounds how long killExec waits for an exec the engine is still starting.
+const execStartWait = 10 * time.Second
 
 // namespacePID reads the innermost PID of a host process from /proc/<pid>/status.
 func namespacePID(hostPID int) (int, error) {

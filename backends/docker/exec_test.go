@@ -131,6 +131,20 @@ func TestExecTimeoutAndCancelKillTheProcess(t *testing.T) {
 	if n := sleepers(t, b, id); n != 0 {
 		t.Fatalf("%d cancelled processes still run", n)
 	}
+
+	// Cancelled while the engine is still starting the process (under load a demo range and
+	// parallel tests left one running): it must not start after the cancel and outlive it.
+	for delay := range 10 {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Duration(delay)*2*time.Millisecond, cancel)
+		if _, err := b.Exec(ctx, id, backends.ExecRequest{Cmd: []string{"sleep", "4321"}}); err != nil && strings.Contains(err.Error(), "could not kill") {
+			t.Errorf("cancelled %d ms in: %v", delay*2, err)
+		}
+		cancel()
+	}
+	if n := sleepers(t, b, id); n != 0 {
+		t.Fatalf("%d processes cancelled while starting still run", n)
+	}
 }
 
 func TestExecInStoppedMemberIsAClearError(t *testing.T) {
