@@ -104,10 +104,7 @@ var workbench struct {
 }
 
 // buildWorkbench builds the rangekeeper binary (once for the package's tests) and returns its
-// path. Not with -race, though that would reuse the tests' compiled packages: Bubble Tea v2.1.1
-// and v2.1.2 race inside tea.Exec (the terminal restored while its SIGWINCH listener reads the
-// input), which a resize during the shell triggers; a race-built workbench then exits 66 for a
-// race that is not ours.
+// path.
 func buildWorkbench(t *testing.T) string {
 	t.Helper()
 	workbench.once.Do(func() {
