@@ -102,6 +102,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if err := kubetest.RequireOptimised(assets); err != nil {
+		return err
+	}
 	if b.out == "" {
 		b.out = filepath.Join("bin", "bench", "out-"+time.Now().Format("20060102-150405"))
 	}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -66,6 +67,25 @@ func AssetsDir() (string, error) {
 	return dir, nil
 }
 
+// BuildMode reports how hack/testbin built the binaries in dir: "optimised", "quick" (compiled
+// without optimisations, for a cheaper cold CI) or "unknown" (no build-mode file).
+func BuildMode(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "build-mode"))
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// RequireOptimised fails for binaries built unoptimised: a benchmark against them would
+// measure the missing optimisations, not rangekeeper.
+func RequireOptimised(dir string) error {
+	if m := BuildMode(dir); m == "quick" {
+		return fmt.Errorf("the control plane in %s was built unoptimised (TESTBIN_MODE=%s, as CI does); benchmarks need `make testbin` (optimised)", dir, m)
+	}
+	return nil
+}
+
 var (
 	shared    *Cluster
 	sharedErr error
@@ -93,6 +113,11 @@ func Need(t testing.TB) *Cluster {
 			t.Fatalf("kubetest: CI=true but the Kubernetes test binaries are unavailable: %v", err)
 		}
 		t.Skipf("kubetest: %v", err)
+	}
+	if _, bench := t.(*testing.B); bench {
+		if err := RequireOptimised(dir); err != nil {
+			t.Fatalf("kubetest: %v", err)
+		}
 	}
 	once.Do(func() { shared, sharedErr = Start(dir) })
 	if sharedErr != nil {
