@@ -175,8 +175,12 @@ func TestCrashDuringAppendKeepsAcknowledgedEntries(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Read acknowledgements for a short, varying time, then kill without warning.
-		deadline := time.After(time.Duration(80+round*37%220) * time.Millisecond)
+		// Read acknowledgements for a short, varying time, then kill without warning. The time
+		// counts from the first acknowledgement: on a loaded machine the helper can take longer
+		// than that just to start, and a round killed before it writes proves nothing.
+		delay := time.Duration(80+round*37%220) * time.Millisecond
+		var deadline <-chan time.Time
+		startup := time.After(30 * time.Second)
 		lines := make(chan string, 1024)
 		go func() {
 			buf := make([]byte, 0, 4096)
@@ -206,6 +210,15 @@ func TestCrashDuringAppendKeepsAcknowledgedEntries(t *testing.T) {
 					break read
 				}
 				record(t, acked, l)
+				if deadline == nil {
+					deadline = time.After(delay)
+				}
+			case <-startup:
+				if deadline == nil {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("round %d: the writer acknowledged nothing in 30 s", round)
+				}
 			case <-deadline:
 				cmd.Process.Kill()
 				for l := range lines { // acks already written before the kill still count

@@ -297,7 +297,10 @@ func (b *Backend) Teardown(ctx context.Context, sandboxID string, opts backends.
 	}
 	b.invalidate(ids(refs)...)
 	if sb.Sample != "" {
-		return b.removeZone(ctx, sb.Sample)
+		// Name the sandbox, and that its VMs are already gone: only the zone's clean-up failed.
+		if err := b.removeZone(ctx, sb.Sample); err != nil {
+			return fmt.Errorf("%s: VMs destroyed, but %w", sandboxID, err)
+		}
 	}
 	return nil
 }

@@ -1,9 +1,8 @@
 # Kubernetes test binaries (etcd, kube-apiserver, kwok, kube-scheduler, kube-controller-manager)
 # for backends/kubernetes' integration tests, built from the separate Go module in hack/testbin.
 # Rebuilt only when missing, older than the module files or the build script, or built in the other
-# mode: a cold build takes about 8 minutes on 2 cores (quick: about 7.5 CPU-minutes less), a warm one
-# seconds.
-# TESTBIN_MODE=quick (set by .ci/run) compiles them unoptimised, a quarter less CPU for a cold
+# mode: a cold build takes about 8 minutes on 2 idle cores, a warm one seconds.
+# TESTBIN_MODE=quick (set by .ci/run) compiles them unoptimised, about 15 % less CPU for a cold
 # CI; benchmarks need the default, optimised (see build.sh).
 TESTBIN := $(CURDIR)/bin/k8s
 TESTBIN_MODE ?= optimised
