@@ -9,9 +9,10 @@
 # TESTBIN_MODE=optimised (the default) or quick. quick compiles everything outside the standard
 # library without optimisations or inlining (-N -l): less compile CPU on a cold machine (in a cold
 # CI run 1,149 CPU-s against 1,345; -24 % for client-go alone), and the Kubernetes tests take the
-# same time and CPU against it (52 s, 53 CPU-s either way; the control plane idles in them). Benchmarks need the
-# optimised build and refuse a quick one (kubetest.RequireOptimised). The mode is recorded in
-# $OUT/build-mode and in the stamp's name, so switching modes rebuilds.
+# same time and CPU against it (52 s, 53 CPU-s either way; the control plane idles in them).
+# Benchmarks need the optimised build and refuse a quick one (kubetest.RequireOptimised). The mode
+# is recorded in $OUT/build-mode (for kubetest) and in the stamp's name (for make: switching modes
+# rebuilds).
 set -euo pipefail
 MODE=${TESTBIN_MODE:-optimised}
 # quick also keeps file paths (no -trimpath), so the standard library compiles as plain `go build`
