@@ -62,10 +62,11 @@ type Options struct {
 	Open func() (Opened, error)
 }
 
-// FPS is the renderer's frame cap. Bubble Tea's renderer ticks at this rate even when idle, and
-// that ticker is most of an idle program's CPU: 15 frames a second keeps an idle workbench with
-// 1k sandboxes near 0.5 % of a core (30 fps: ~0.7–0.9 %) and still redraws within 67 ms of a key.
-const FPS = 15
+// FPS is the renderer's frame cap: a key's frame waits up to 1/FPS (17 ms) for the renderer's
+// tick. Since Bubble Tea v2.2 the ticker stops after half a second with nothing to draw, so a
+// higher cap no longer costs an idle workbench CPU (v2.1 ticked for ever: 15 fps was the most an
+// idle 1k-sandbox workbench could afford at ~0.5 % of a core).
+const FPS = 60
 
 // Model is the root Bubble Tea model: the screen stack and what every screen shares.
 type Model struct {

@@ -29,7 +29,9 @@ func newFrameWriter(w io.Writer, max int) *frameWriter {
 func (f *frameWriter) Write(p []byte) (int, error) {
 	select {
 	case <-f.done:
-		return 0, io.ErrClosedPipe
+		// The session has ended and its program is stopping: its last frames go nowhere. An
+		// error here would only make Bubble Tea (v2.2+) log the session's end as a failure.
+		return len(p), nil
 	default:
 	}
 	b := append([]byte(nil), p...)

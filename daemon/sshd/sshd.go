@@ -32,14 +32,16 @@ type Options struct {
 	// screen is redrawn whole once the client reads again (0: 8).
 	OutputFrames int
 	// FPS caps each session's frame rate (0: DefaultFPS). The renderer flushes on this tick, so
-	// a key waits up to 1/FPS for its frame (67 ms at the local workbench's 15), and each tick
-	// costs idle CPU per session.
+	// a key waits up to 1/FPS for its frame; the ticker stops while nothing changes.
 	FPS int
 }
 
-// DefaultFPS is an SSH session's frame cap: 30 keeps the renderer's wait for a key's frame
-// under 34 ms (the 50 ms key-to-frame budget over SSH leaves no room for 15 fps's 67 ms).
-const DefaultFPS = 30
+// DefaultFPS is an SSH session's frame cap: 60 keeps the renderer's wait for a key's frame
+// under 17 ms of the 50 ms key-to-frame budget. Measured with 20 sessions on 2 cores
+// (BenchmarkKeyToFrame20Sessions): p99 41–43 ms at 30, 27–42 at 60, no better at 90 or 120
+// (the rest is the CPU the sessions' frames share). Idle sessions cost no ticks (Bubble Tea
+// v2.2 parks an idle renderer), so the cap costs CPU only while frames change.
+const DefaultFPS = 60
 
 // DefaultAddr listens on loopback only: exposing the range is the operator's choice.
 const DefaultAddr = "127.0.0.1:2222"
