@@ -58,11 +58,14 @@ type Sandbox struct {
 	Inspect  bool              `json:"inspect"`          // made by Inspect (name pattern, label or tag)
 	// Actionable is false for resources that are not sandboxes (plain containers listed with --all);
 	// the action layer refuses them.
-	Actionable bool       `json:"actionable"`
-	Members    []Member   `json:"members"`
-	Findings   []Finding  `json:"findings,omitempty"` // live posture, when the backend computes it
-	Simulated  bool       `json:"simulated,omitempty"`
-	Extra      []KeyValue `json:"extra,omitempty"` // backend-specific facts shown in detail (pool, zone, namespace…)
+	Actionable bool      `json:"actionable"`
+	Members    []Member  `json:"members"`
+	Findings   []Finding `json:"findings,omitempty"` // live posture, when the backend computes it
+	// PosturePending says why Findings are not yet complete (e.g. the network policies are still
+	// loading); empty once they are. A pending posture may lack findings, never hold false ones.
+	PosturePending string     `json:"posture_pending,omitempty"`
+	Simulated      bool       `json:"simulated,omitempty"`
+	Extra          []KeyValue `json:"extra,omitempty"` // backend-specific facts shown in detail (pool, zone, namespace…)
 }
 
 // KeyValue is an ordered detail fact.

@@ -99,8 +99,13 @@ func orUnknown(s string) string {
 }
 
 // observe compares one sandbox's live posture with its baseline (recording one when it has
-// none) and returns the alerts it raises.
+// none) and returns the alerts it raises. A sandbox whose posture is pending is skipped.
 func (d *detector) observe(sb backends.Sandbox, now time.Time) []state.Alert {
+	if sb.PosturePending != "" {
+		// Incomplete findings make neither a baseline (a finding that arrives with the rest
+		// would look like a weakening) nor an alert; the complete posture follows.
+		return nil
+	}
 	prev, seenBefore := d.last[sb.ID]
 	d.last[sb.ID] = sb.Findings
 	b := d.base[sb.ID]

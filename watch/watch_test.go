@@ -162,6 +162,35 @@ func TestDriftAgainstBaselineRaisesOneAlertWithEvidence(t *testing.T) {
 	}
 }
 
+// A sandbox listed with its posture pending (Kubernetes: policies still loading) is neither
+// baselined nor alerted on: the findings that arrive with the complete posture are its
+// baseline, not a weakening. A weakening after that still alerts.
+func TestPendingPostureIsNotABaseline(t *testing.T) {
+	pending := hardened("docker:test/p1")
+	pending.PosturePending = "network posture: policies still loading"
+	r := newRig(t, Options{}, pending)
+	r.w.Step()
+	if bs, _ := r.db.Baselines(); len(bs) != 0 {
+		t.Fatalf("pending posture baselined: %+v", bs)
+	}
+	r.send(t, backends.Event{Type: backends.EventReset, Sandboxes: []backends.Sandbox{hardened("docker:test/p1", egress)}})
+	r.w.Step()
+	if as := r.alerts(t); len(as) != 0 {
+		t.Fatalf("the complete posture raised %+v", as)
+	}
+	bs, _ := r.db.Baselines()
+	if len(bs) != 1 || len(bs[0].Findings) != 2 || bs[0].Reason != ReasonFirstSeen {
+		t.Fatalf("baselines %+v, want the complete posture", bs)
+	}
+	worse := hardened("docker:test/p1", egress)
+	worse.Findings[0].Severity = catalog.SeverityHigh
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: worse})
+	r.w.Step()
+	if as := r.alerts(t); len(as) != 1 || as[0].Rule != "CMP-R03" {
+		t.Fatalf("alerts %+v, want the rise of CMP-R03", as)
+	}
+}
+
 // An exec is an alert of its own, naming the user and command, never the arguments; an ack is
 // kept with the operator, survives reopening the state file and is journaled.
 func TestExecAlertAndAckSurviveRestart(t *testing.T) {

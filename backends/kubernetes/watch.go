@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -68,6 +69,9 @@ type watcher struct {
 	records  []cache.SharedIndexInformer
 	policies []cache.SharedIndexInformer
 	cilium   bool
+	// policiesSynced is false until the policy informers have listed: the fleet is emitted
+	// before that (pods and records are what the table shows) with its network posture pending.
+	policiesSynced bool
 
 	heard atomic.Int64 // when the last informer event arrived (Unix ns)
 
@@ -81,9 +85,12 @@ type watcher struct {
 }
 
 // Watch lists the releases with informers (list + watch), emits one EventReset, then one
-// EventUpsert or EventRemove per changed release. A dropped watch is resumed (or re-listed) by
-// the informers; when the API server itself is unreachable or RBAC refuses, Watch returns the
-// error and the supervisor calls it again, which re-lists from scratch.
+// EventUpsert or EventRemove per changed release. The first reset comes as soon as pods and
+// release records have listed; when the CiliumNetworkPolicies (JSON, and as many as releases)
+// are still listing, its sandboxes carry PosturePending and a second reset follows once they
+// have. A dropped watch is resumed (or re-listed) by the informers; when the API server itself
+// is unreachable or RBAC refuses, Watch returns the error and the supervisor calls it again,
+// which re-lists from scratch.
 func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	helmRecords, err := b.preflight(ctx)
 	if err != nil {
@@ -96,7 +103,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	w.cilium = b.hasCilium(ctx)
 	b.refreshSnapshotCapability(ctx) // so Unsupported, called by the UI, never waits
 
-	var synced []cache.InformerSynced
+	var synced, policiesSynced []cache.InformerSynced
 	for _, ns := range b.listNamespaces() {
 		pf := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelService }))
@@ -132,12 +139,23 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 				return err
 			}
 			w.policies = append(w.policies, ci)
-			synced = append(synced, ok)
+			policiesSynced = append(policiesSynced, ok)
 			df.Start(ctx.Done())
 		}
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return w.result(ctx)
+	}
+	// Policies that listed as fast as the pods need no second reset.
+	var policiesDone chan struct{}
+	w.policiesSynced = !slices.ContainsFunc(policiesSynced, func(ok cache.InformerSynced) bool { return !ok() })
+	if !w.policiesSynced {
+		policiesDone = make(chan struct{})
+		go func() {
+			if cache.WaitForCacheSync(ctx.Done(), policiesSynced...) {
+				close(policiesDone)
+			}
+		}()
 	}
 	w.reset()
 	go w.heartbeat(ctx)
@@ -145,6 +163,10 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		select {
 		case <-ctx.Done():
 			return w.result(ctx)
+		case <-policiesDone:
+			w.policiesSynced, policiesDone = true, nil
+			w.reset()
+			continue
 		case <-w.kick:
 		}
 		select { // let a burst settle so each release is rebuilt once
@@ -349,6 +371,11 @@ func (w *watcher) build(key string) (backends.Sandbox, bool) {
 		}
 	}
 	ns, rel, _ := strings.Cut(key, "/")
+	if w.cilium && !w.policiesSynced {
+		sb := w.b.buildSandbox(ns, rel, pods, rec, nil, false)
+		sb.PosturePending = "network posture: CiliumNetworkPolicies still loading"
+		return sb, true
+	}
 	return w.b.buildSandbox(ns, rel, pods, rec, pols, w.cilium), true
 }
 

@@ -86,6 +86,9 @@ func runLs(_ context.Context, f *factory, s *supervisor.Supervisor, opts *lsOpti
 		if w := sb.WorstSeverity(); w > backends.SeverityNone {
 			sev = w.String()
 		}
+		if sb.PosturePending != "" {
+			sev += " (pending)"
+		}
 		name := sb.Name
 		if !sb.Actionable {
 			name += " (not a sandbox)"

@@ -106,3 +106,16 @@ func TestSamplingEndsWhenTheScreenCloses(t *testing.T) {
 		t.Error("a tick after Close started a sample")
 	}
 }
+
+// A posture still arriving says so under its header, so its count is read as a lower bound.
+func TestPendingPostureIsSaidInDetail(t *testing.T) {
+	sb := backends.Sandbox{ID: "k8s:a/ns/r", Name: "r", PosturePending: "network posture: CiliumNetworkPolicies still loading"}
+	c := &screen.Context{Keys: keymap.Default(), Theme: theme.Plain(), Width: 100, Height: 60}
+	if out := New(sb, Sources{}).View(c); !strings.Contains(out, "incomplete, network posture: CiliumNetworkPolicies still loading") {
+		t.Fatalf("pending posture not said:\n%s", out)
+	}
+	sb.PosturePending = ""
+	if out := New(sb, Sources{}).View(c); strings.Contains(out, "incomplete") {
+		t.Fatalf("complete posture said incomplete:\n%s", out)
+	}
+}

@@ -275,6 +275,9 @@ func (m *Model) lines(c *screen.Context, w int, now time.Time) []string {
 	}
 
 	out = append(out, "", th.Header.Render(fmt.Sprintf("POSTURE (%d findings, worst %s)", len(sb.Findings), sevName(sb.WorstSeverity()))))
+	if sb.PosturePending != "" {
+		out = append(out, th.Dim.Render("  incomplete, "+sb.PosturePending))
+	}
 	byAxis := map[catalog.Axis][]backends.Finding{}
 	var axes []catalog.Axis
 	for _, f := range sb.Findings {

@@ -77,3 +77,22 @@ func TestFilterIsDebouncedAndComputedOffTheUpdate(t *testing.T) {
 		t.Fatalf("after filter 'pwn': %d rows, want 10", m.store.Len())
 	}
 }
+
+// A sandbox whose findings are still arriving shows its severity as a lower bound ("…"); the
+// complete posture that follows drops the mark.
+func TestPendingPostureIsMarkedInTheSeverityColumn(t *testing.T) {
+	m := New(keymap.Default(), theme.Plain())
+	m.Now = func() time.Time { return t0 }
+	m.SetSize(100, 10)
+	pending := sb("k8s:a", 1)
+	pending.PosturePending = "network posture: CiliumNetworkPolicies still loading"
+	m.ApplyUpdates([]supervisor.Update{health("k8s:a", supervisor.StateConnected, nil),
+		{Backend: "k8s:a", Event: &backends.Event{Type: backends.EventReset, Sandboxes: []backends.Sandbox{pending}}}})
+	if out := m.View(); !strings.Contains(out, "-…") {
+		t.Fatalf("pending posture not marked:\n%s", out)
+	}
+	m.ApplyUpdates([]supervisor.Update{{Backend: "k8s:a", Event: &backends.Event{Type: backends.EventReset, Sandboxes: []backends.Sandbox{sb("k8s:a", 1)}}}})
+	if out := m.View(); strings.Contains(out, "…") {
+		t.Fatalf("complete posture still marked pending:\n%s", out)
+	}
+}

@@ -258,6 +258,9 @@ func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) s
 	if r.Sev > catalog.SeverityNone {
 		sev = r.Sev.String()
 	}
+	if r.SB.PosturePending != "" {
+		sev += "…" // findings still arriving: at least this severe
+	}
 	status := string(r.SB.Status)
 	if m.Activity != nil {
 		if a := m.Activity(r.SB.ID); a != "" {
