@@ -38,7 +38,20 @@ engine_cpu() { ps -C dockerd,containerd -o times= | awk '{s += $1} END {print s 
 start=$(date +%s)
 busy0=$(busy) engine0=$(engine_cpu)
 status=0
-(cd "$tmp/rangekeeper" && .ci/run) || status=$?
+# .ci/run leads a process group of its own, so an interrupt stops every test binary it started
+# (their `go test` parent dying alone would leave them running, holding their sandboxes).
+setsid bash -c 'cd "$1" && exec .ci/run' ci-run "$tmp/rangekeeper" &
+run=$!
+interrupted() {
+	kill -TERM -- "-$run" 2>/dev/null || true
+	wait "$run" 2>/dev/null || true
+	left=$(docker ps -aq --filter label=dev.rangekeeper.test=1 2>/dev/null | wc -l)
+	echo "ci-fresh: interrupted; stopped the run's processes; $left test containers left (docker ps -a --filter label=dev.rangekeeper.test=1)" >&2
+	exit 130
+}
+trap interrupted INT TERM
+wait "$run" || status=$?
+trap - INT TERM
 secs=$(( $(date +%s) - start ))
 cpu=$(( ($(busy) - busy0) / $(getconf CLK_TCK) )) engine=$(( $(engine_cpu) - engine0 ))
 printf 'ci-fresh: %s run %s in %dm%02ds; %d CPU-seconds on %d cores (%d%% busy), %d of them in dockerd and containerd\n' \
