@@ -28,7 +28,8 @@ import (
 //	totals: sandboxes, members, findings, facts · fleet flags
 //	per sandbox: id name backend endpoint status · created · labels · task sample · flags ·
 //	             members (id name service state image · created · restarts · labels · running)…
-//	             findings (rule severity axis member message evidence)… · facts (key value)…
+//	             findings (rule severity axis member message evidence)… · facts (key value)… ·
+//	             nil flags · posture pending (when its flag is set)
 var invMagic = []byte("RKI\x01")
 
 // encoder builds the string table while it writes the body.
@@ -143,8 +144,12 @@ func encodeInventory(rec InventoryRecord) []byte {
 			e.str(kv.Key)
 			e.str(kv.Value)
 		}
-		// A nil slice and an empty one read back the same way they were written.
-		e.uint(flags(sb.Members == nil, sb.Findings == nil, sb.Extra == nil))
+		// A nil slice and an empty one read back the same way they were written. The pending
+		// posture came later: its flag is clear, and its string absent, in older records.
+		e.uint(flags(sb.Members == nil, sb.Findings == nil, sb.Extra == nil, sb.PosturePending != ""))
+		if sb.PosturePending != "" {
+			e.str(sb.PosturePending)
+		}
 	}
 	head := &encoder{}
 	head.body = append(head.body, invMagic...)
@@ -380,6 +385,9 @@ func decodeInventory(raw []byte) (InventoryRecord, error) {
 		}
 		if nf&4 != 0 {
 			sb.Extra = nil
+		}
+		if nf&8 != 0 {
+			sb.PosturePending = d.str("posture pending")
 		}
 	}
 	if d.err == nil && d.off != len(raw) {
