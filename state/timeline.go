@@ -87,15 +87,32 @@ func (db *DB) RecordActivity(acts []sandbox.Activity) error {
 	})
 }
 
-// RecordTimeline appends one entry of any source (posture changes) to a sandbox's timeline.
-func (db *DB) RecordTimeline(sandboxID string, e TimelineEntry) error {
+// SandboxEntry is a timeline entry and the sandbox it belongs to.
+type SandboxEntry struct {
+	SandboxID string
+	Entry     TimelineEntry
+}
+
+// RecordTimeline appends entries of any source (posture changes) to their sandboxes' timelines,
+// all in one transaction: a fleet's first posture check is one entry per sandbox, and one
+// transaction each (open, write, fsync, close) made thousands of them.
+func (db *DB) RecordTimeline(es ...SandboxEntry) error {
+	if len(es) == 0 {
+		return nil
+	}
 	return db.update(func(tx *bolt.Tx) error {
 		root, err := tx.CreateBucketIfNotExists(bucketTimeline)
 		if err != nil {
 			return err
 		}
-		e.Detail, e.Attrs = redact.Message(e.Detail), redactAttrs(e.Attrs)
-		return putTimeline(root, sandboxID, e)
+		for _, se := range es {
+			e := se.Entry
+			e.Detail, e.Attrs = redact.Message(e.Detail), redactAttrs(e.Attrs)
+			if err := putTimeline(root, se.SandboxID, e); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -27,10 +27,11 @@ type Recorder struct {
 	Heartbeat time.Duration
 	Now       func() time.Time // nil: time.Now
 
-	flushMu sync.Mutex // Flush (tests, reports) runs beside Run's own flushes
-	cursor  uint64
-	posture map[string]string // sandbox ID → summary of its findings
-	lost    uint64
+	flushMu  sync.Mutex // Flush (tests, reports) runs beside Run's own flushes
+	cursor   uint64
+	posture  map[string]string // sandbox ID → summary of its findings
+	versions map[string]uint64 // backend → the supervisor's fleet version at the last check
+	lost     uint64
 }
 
 // Run records until ctx ends, then closes the session cleanly. It returns the first write error.
@@ -41,7 +42,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 	if r.Heartbeat <= 0 {
 		r.Heartbeat = 30 * time.Second
 	}
-	r.posture = map[string]string{}
+	r.posture, r.versions = map[string]string{}, map[string]uint64{}
 	sess := state.Session{Start: r.Now().UTC(), Last: r.Now().UTC()}
 	if err := r.DB.RecordSession(sess); err != nil {
 		return fmt.Errorf("timeline: %w", err)
@@ -101,23 +102,35 @@ func (r *Recorder) Flush() error { return r.flush() }
 
 // checkPosture records a posture entry for every sandbox whose findings changed since last seen.
 func (r *Recorder) checkPosture() error {
-	for _, sb := range r.Sup.Fleet() {
-		if !sb.Actionable {
-			continue
+	var changed []state.SandboxEntry
+	for _, b := range r.Sup.Backends() {
+		name := b.Name()
+		v := r.Sup.Version(name)
+		if seen, ok := r.versions[name]; ok && seen == v {
+			continue // nothing of this backend changed since the last check
 		}
-		sum := postureSummary(sb.Findings)
-		prev, seen := r.posture[sb.ID]
-		r.posture[sb.ID] = sum
-		if seen && prev == sum {
-			continue
+		fleet, v := r.Sup.FleetOf(name)
+		r.versions[name] = v
+		for _, sb := range fleet {
+			if !sb.Actionable || sb.PosturePending != "" {
+				continue // a pending posture is not a change, nor a first posture
+			}
+			sum := postureSummary(sb.Findings)
+			prev, seen := r.posture[sb.ID]
+			r.posture[sb.ID] = sum
+			if seen && prev == sum {
+				continue
+			}
+			detail := "posture: " + sum
+			if seen {
+				detail = fmt.Sprintf("posture changed: %s (was %s)", sum, prev)
+			}
+			changed = append(changed, state.SandboxEntry{SandboxID: sb.ID,
+				Entry: state.TimelineEntry{Time: r.Now().UTC(), Source: state.SourcePosture, Kind: "posture", Detail: detail}})
 		}
-		detail := "posture: " + sum
-		if seen {
-			detail = fmt.Sprintf("posture changed: %s (was %s)", sum, prev)
-		}
-		if err := r.DB.RecordTimeline(sb.ID, state.TimelineEntry{Time: r.Now().UTC(), Source: state.SourcePosture, Kind: "posture", Detail: detail}); err != nil {
-			return fmt.Errorf("timeline: %w", err)
-		}
+	}
+	if err := r.DB.RecordTimeline(changed...); err != nil {
+		return fmt.Errorf("timeline: %w", err)
 	}
 	return nil
 }
@@ -125,7 +138,7 @@ func (r *Recorder) checkPosture() error {
 // CheckPosture compares the fleet's posture now (tests).
 func (r *Recorder) CheckPosture() error {
 	if r.posture == nil {
-		r.posture = map[string]string{}
+		r.posture, r.versions = map[string]string{}, map[string]uint64{}
 	}
 	if r.Now == nil {
 		r.Now = time.Now
