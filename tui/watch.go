@@ -25,13 +25,16 @@ type watchState struct {
 	bySandbox   map[string]int
 	quarantined map[string]state.QuarantineRecord
 	errs        []string
-	last        uint64 // the newest alert ID read
-	banner      string // alertLine, computed when the alerts change rather than at every frame
+	last        uint64           // the newest alert ID read
+	gen         state.Generation // the state file's generation at the last full read
+	banner      string           // alertLine, computed when the alerts change rather than at every frame
 }
 
 // watchMsg is the watch's state as read from the store, in a command.
 type watchMsg struct {
 	full        bool // open is every open alert (else: the ones newer than the last read)
+	same        bool // nothing read: the state file was not written since the last full read
+	gen         state.Generation
 	open        []state.Alert
 	quarantined []state.QuarantineRecord
 	errs        []string
@@ -89,7 +92,7 @@ func (m *Model) watchCmds() []tea.Cmd {
 	if m.opts.Watch == nil || m.opts.State == nil {
 		return nil
 	}
-	return []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, 0, true)}
+	return []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, 0, state.Generation{}, true)}
 }
 
 // WatchCoalesce gathers the alerts of a burst into one read and one frame.
@@ -99,7 +102,7 @@ var WatchCoalesce = 100 * time.Millisecond
 // changed: after a change, only the alerts newer than after (a burst costs one short read);
 // at each poll, every open alert and the quarantines (acknowledgements and quarantines made by
 // another process).
-func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64, first bool) tea.Cmd {
+func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64, gen state.Generation, first bool) tea.Cmd {
 	return func() tea.Msg {
 		full := first
 		if !first {
@@ -109,9 +112,15 @@ func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64
 			case <-w.Changed():
 				time.Sleep(WatchCoalesce)
 			case <-time.After(WatchPoll):
+				// Another process may have acknowledged, quarantined or released; if nobody
+				// wrote the file, there is nothing to re-read (an idle workbench only stats it).
+				if now := db.Generation(); gen.Unchanged(now, time.Now()) {
+					return watchMsg{same: true, gen: gen, errs: w.Errors()}
+				}
 				full = true
 			}
 		}
+		gen := db.Generation() // taken before the read: a write during it is read next time
 		q := state.AlertQuery{Open: true}
 		if !full {
 			q.After = after
@@ -119,6 +128,7 @@ func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64
 		open, err := db.Alerts(q)
 		msg := watchMsg{open: open, full: full, errs: w.Errors(), err: err}
 		if full {
+			msg.gen = gen
 			qs, qerr := db.Quarantines()
 			if err == nil {
 				msg.err = qerr
@@ -130,8 +140,14 @@ func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64
 }
 
 func (m *Model) onWatch(msg watchMsg) tea.Cmd {
+	if msg.same {
+		m.watch.errs = msg.errs
+		m.watch.banner = m.alertLine()
+		return waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.last, m.watch.gen, false)
+	}
 	if msg.err == nil {
 		if msg.full {
+			m.watch.gen = msg.gen
 			m.watch.open = msg.open
 			clear(m.watch.bySandbox)
 			clear(m.watch.quarantined)
@@ -151,7 +167,7 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 		m.watch.errs = append(m.watch.errs, msg.err.Error())
 	}
 	m.watch.banner = m.alertLine()
-	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.last, false)}
+	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.last, m.watch.gen, false)}
 	for _, s := range m.stack {
 		if a, ok := s.(*alerts.Model); ok {
 			cmds = append(cmds, a.Load)

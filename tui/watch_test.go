@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -147,4 +149,47 @@ func waitBaseline(t *testing.T, db *state.DB, id string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("no baseline for " + id)
+}
+
+// An idle workbench does not re-read the alerts every poll: while nobody writes the state file
+// the poll only compares its generation; an alert another process stores is read at the next
+// poll after the write. (Each poll waits WatchPoll: the test leaves the global alone, other
+// tests' programs may still read it.)
+func TestWatchPollSkipsAnUnwrittenStateFile(t *testing.T) {
+	d := &fakeBackend{name: "docker:test", kind: backends.KindDocker}
+	sup := supervisor.New([]backends.Backend{d}, supervisor.Backoff{Min: 50 * time.Millisecond, Max: time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := sup.Start(ctx)
+	t.Cleanup(func() { cancel(); wait() })
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := state.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := watch.New(sup, db, watch.Options{}) // not run: the test alone writes the file
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour) // an old file: its generation is trusted
+	if err := os.Chtimes(path, past, past); err != nil {
+		t.Fatal(err)
+	}
+	first := waitWatch(ctx, w, db, 0, state.Generation{}, true)().(watchMsg)
+	if !first.full || first.err != nil {
+		t.Fatalf("first read %+v", first)
+	}
+	if poll := waitWatch(ctx, w, db, 0, first.gen, false)().(watchMsg); !poll.same {
+		t.Fatalf("an unwritten file was read again: %+v", poll)
+	}
+	other, err := state.Open(path) // another process
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.AddAlerts([]state.Alert{{Time: time.Now(), SandboxID: "docker:test/p", Kind: state.AlertDrift, Rule: "CMP-N03", Summary: "planted"}}); err != nil {
+		t.Fatal(err)
+	}
+	poll := waitWatch(ctx, w, db, 0, first.gen, false)().(watchMsg)
+	if poll.same || !poll.full || len(poll.open) != 1 || poll.open[0].Summary != "planted" {
+		t.Fatalf("after another process's write: %+v", poll)
+	}
 }

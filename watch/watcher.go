@@ -34,6 +34,9 @@ type Store interface {
 	Append(e state.Entry) (state.Entry, error)
 	WatchCursor() (uint64, error)
 	SetWatchCursor(seq uint64) error
+	// Generation lets the watch skip reading a journal nobody has written to since it last
+	// looked (a stat each step instead of opening the file).
+	Generation() state.Generation
 }
 
 // Options configure a Watcher.
@@ -63,6 +66,8 @@ type Watcher struct {
 	cursor   uint64
 	inFlight map[string]ownAction // sandbox ID → the newest journaled action on it
 	intents  map[uint64]string    // intent Seq → sandbox ID
+	// journalGen is the state file's generation when the journal was last read (w.mu held).
+	journalGen state.Generation
 
 	pubMu   sync.Mutex
 	latest  uint64 // ID of the newest alert published
@@ -193,6 +198,11 @@ func (w *Watcher) ready(backend string) bool {
 // rebaselineFromJournal records a new baseline for every sandbox a probe or verify succeeded on
 // since the last look. w.mu held.
 func (w *Watcher) rebaselineFromJournal(now time.Time) {
+	gen := w.store.Generation()
+	if w.journalGen.Unchanged(gen, now) {
+		return
+	}
+	w.journalGen = gen // taken before the read: a write during it is read at the next step
 	after, err := w.store.WatchCursor()
 	if err != nil {
 		return
