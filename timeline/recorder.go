@@ -27,11 +27,11 @@ type Recorder struct {
 	Heartbeat time.Duration
 	Now       func() time.Time // nil: time.Now
 
-	flushMu  sync.Mutex // Flush (tests, reports) runs beside Run's own flushes
-	cursor   uint64
-	posture  map[string]string // sandbox ID → summary of its findings
-	versions map[string]uint64 // backend → the supervisor's fleet version at the last check
-	lost     uint64
+	flushMu sync.Mutex // Flush (tests, reports) runs beside Run's own flushes
+	cursor  uint64
+	posture map[string]string // sandbox ID → summary of its findings
+	seen    supervisor.Seen   // the fleet versions of the last check
+	lost    uint64
 }
 
 // Run records until ctx ends, then closes the session cleanly. It returns the first write error.
@@ -42,7 +42,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 	if r.Heartbeat <= 0 {
 		r.Heartbeat = 30 * time.Second
 	}
-	r.posture, r.versions = map[string]string{}, map[string]uint64{}
+	r.posture, r.seen = map[string]string{}, supervisor.Seen{}
 	sess := state.Session{Start: r.Now().UTC(), Last: r.Now().UTC()}
 	if err := r.DB.RecordSession(sess); err != nil {
 		return fmt.Errorf("timeline: %w", err)
@@ -104,13 +104,10 @@ func (r *Recorder) Flush() error { return r.flush() }
 func (r *Recorder) checkPosture() error {
 	var changed []state.SandboxEntry
 	for _, b := range r.Sup.Backends() {
-		name := b.Name()
-		v := r.Sup.Version(name)
-		if seen, ok := r.versions[name]; ok && seen == v {
+		fleet, ok := r.seen.Changed(r.Sup, b.Name())
+		if !ok {
 			continue // nothing of this backend changed since the last check
 		}
-		fleet, v := r.Sup.FleetOf(name)
-		r.versions[name] = v
 		for _, sb := range fleet {
 			if !sb.Actionable || sb.PosturePending != "" {
 				continue // a pending posture is not a change, nor a first posture
@@ -138,7 +135,7 @@ func (r *Recorder) checkPosture() error {
 // CheckPosture compares the fleet's posture now (tests).
 func (r *Recorder) CheckPosture() error {
 	if r.posture == nil {
-		r.posture, r.versions = map[string]string{}, map[string]uint64{}
+		r.posture, r.seen = map[string]string{}, supervisor.Seen{}
 	}
 	if r.Now == nil {
 		r.Now = time.Now

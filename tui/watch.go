@@ -32,9 +32,9 @@ type watchState struct {
 
 // watchMsg is the watch's state as read from the store, in a command.
 type watchMsg struct {
-	full        bool // open is every open alert (else: the ones newer than the last read)
-	same        bool // nothing read: the state file was not written since the last full read
-	gen         state.Generation
+	full        bool             // open is every open alert (else: the ones newer than the last read)
+	same        bool             // nothing read: the state file was not written since the last full read
+	gen         state.Generation // of a full read
 	open        []state.Alert
 	quarantined []state.QuarantineRecord
 	errs        []string
@@ -102,10 +102,13 @@ var WatchCoalesce = 100 * time.Millisecond
 // changed: after a change, only the alerts newer than after (a burst costs one short read);
 // at each poll, every open alert and the quarantines (acknowledgements and quarantines made by
 // another process).
-func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64, gen state.Generation, first bool) tea.Cmd {
+func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64, seen state.Generation, first bool) tea.Cmd {
 	return func() tea.Msg {
 		full := first
-		if !first {
+		var gen state.Generation // of a full read: taken before it, so a write during it is read next time
+		if first {
+			gen = db.Generation()
+		} else {
 			select {
 			case <-ctx.Done():
 				return nil
@@ -114,13 +117,12 @@ func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64
 			case <-time.After(WatchPoll):
 				// Another process may have acknowledged, quarantined or released; if nobody
 				// wrote the file, there is nothing to re-read (an idle workbench only stats it).
-				if now := db.Generation(); gen.Unchanged(now, time.Now()) {
-					return watchMsg{same: true, gen: gen, errs: w.Errors()}
+				if gen = db.Generation(); seen.Unchanged(gen, time.Now()) {
+					return watchMsg{same: true, errs: w.Errors()}
 				}
 				full = true
 			}
 		}
-		gen := db.Generation() // taken before the read: a write during it is read next time
 		q := state.AlertQuery{Open: true}
 		if !full {
 			q.After = after

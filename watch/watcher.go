@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/sandbox"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -62,7 +63,7 @@ type Watcher struct {
 
 	mu       sync.Mutex // guards det
 	det      *detector
-	versions map[string]uint64
+	seen     supervisor.Seen
 	cursor   uint64
 	inFlight map[string]ownAction // sandbox ID → the newest journaled action on it
 	intents  map[uint64]string    // intent Seq → sandbox ID
@@ -94,7 +95,7 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 		return nil, fmt.Errorf("containment watch: %w", err)
 	}
 	w := &Watcher{src: src, store: store, opts: opts, det: newDetector(opts.MinSeverity, bs),
-		versions: map[string]uint64{}, changed: make(chan struct{}), inFlight: map[string]ownAction{}, intents: map[uint64]string{}}
+		seen: supervisor.Seen{}, changed: make(chan struct{}), inFlight: map[string]ownAction{}, intents: map[uint64]string{}}
 	w.hooks = &hookRunner{argv: opts.Hook, timeout: opts.HookTimeout, done: w.hookDone}
 	return w, nil
 }
@@ -136,12 +137,10 @@ func (w *Watcher) Step() {
 	}
 	for _, b := range w.src.Backends() {
 		name := b.Name()
-		v := w.src.Version(name)
-		if seen, ok := w.versions[name]; ok && seen == v {
+		fleet, ok := w.seen.Changed(w.src, name)
+		if !ok {
 			continue
 		}
-		fleet, v := w.src.FleetOf(name)
-		w.versions[name] = v
 		present := make(map[string]bool, len(fleet))
 		for _, sb := range fleet {
 			if !sb.Actionable {
