@@ -109,9 +109,10 @@ func table(screen string) string {
 		kept = append(kept, strings.Replace(l, "!+", " +", 1))
 	}
 	// Other tests' sandboxes come and go on the shared engine: only our filtered count matters.
-	return totals.ReplaceAllString(ages.ReplaceAllString(strings.Join(kept, "\n"), "AGE"), "$1/N sandboxes")
+	return totals.ReplaceAllString(ages.ReplaceAllString(strings.Join(kept, "\n"), "AGE "), "$1/N sandboxes")
 }
 
 var totals = regexp.MustCompile(`\b(\d+)/\d+ sandboxes`)
 
-var ages = regexp.MustCompile(`\b\d+[smh]\b`)
+// An age and its padding: "9s    high" and "10s   high" are the same row a second apart.
+var ages = regexp.MustCompile(`\b\d+[smh]\b *`)
