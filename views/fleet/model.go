@@ -12,6 +12,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/lineedit"
+	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/views/theme"
 )
 
@@ -68,7 +69,9 @@ type Model struct {
 	Flag   func(sandboxID string) string
 	Banner func() string
 
-	paint *rowPaints
+	paint  *rowPaints
+	lines  *lineCache // the last frame's row lines (linecache.go)
+	footer screen.FooterCache
 
 	healthGen, inputGen uint64    // bumped when the health line or a key changes the view (clock.go)
 	view                viewCache // the last frame and what it depended on

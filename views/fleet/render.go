@@ -197,6 +197,10 @@ func (m *Model) tableLines(l layout, w, n int) []string {
 		return []string{m.Theme.Dim.Render(cell("  nothing matches the filter"+m.keyHint(keymap.Back, "%s clears it"), w))}
 	}
 	out := make([]string, 0, n)
+	if m.lines == nil {
+		m.lines = &lineCache{}
+	}
+	m.lines.frame()
 	groups := m.store.Groups()
 	now := m.Now()
 	for i := m.offset; i < m.store.Len() && len(out) < n; i++ {
@@ -223,16 +227,33 @@ func (m *Model) tableLines(l layout, w, n int) []string {
 }
 
 func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) string {
+	k := lineKey{row: r, selected: selected, marked: m.marked[r.SB.ID], expanded: m.expanded[r.SB.ID],
+		age: sandbox.Age(now, r.SB.Created), theme: m.Theme.Name, width: w}
+	if m.Flag != nil {
+		k.flag = m.Flag(r.SB.ID)
+	}
+	if m.Activity != nil {
+		k.activity = m.Activity(r.SB.ID)
+	}
+	if s, ok := m.lines.get(k); ok {
+		return s
+	}
+	s := m.buildRowLine(k, l)
+	m.lines.put(k, s)
+	return s
+}
+
+// buildRowLine renders the line lineKey k describes.
+func (m *Model) buildRowLine(k lineKey, l layout) string {
+	r, w := k.row, k.width
 	mark := "  "
-	if m.marked[r.SB.ID] {
+	if k.marked {
 		mark = "* "
 	}
-	if m.Flag != nil { // the containment watch: ! alert, Q quarantined
-		if f := m.Flag(r.SB.ID); f != "" && !m.marked[r.SB.ID] {
-			mark = f[:1] + mark[1:]
-		}
+	if k.flag != "" && !k.marked { // the containment watch: ! alert, Q quarantined
+		mark = k.flag[:1] + mark[1:]
 	}
-	if m.expanded[r.SB.ID] {
+	if k.expanded {
 		mark = mark[:1] + "-"
 	} else if len(r.SB.Members) > 0 {
 		mark = mark[:1] + "+"
@@ -262,24 +283,22 @@ func (m *Model) rowLine(r *Row, selected bool, l layout, w int, now time.Time) s
 		sev += "…" // findings still arriving: at least this severe
 	}
 	status := string(r.SB.Status)
-	if m.Activity != nil {
-		if a := m.Activity(r.SB.ID); a != "" {
-			status = a // the action name fits the column: snapshot, revert, teardown, probe
-		}
+	if k.activity != "" {
+		status = k.activity // the action name fits the column: snapshot, revert, teardown, probe
 	}
 	text := mark + strings.Join([]string{
 		cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(status, l.status),
-		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(sandbox.Age(now, r.SB.Created), l.age),
+		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(k.age, l.age),
 	}, " ") + " "
 	p := m.paints()
 	switch {
-	case selected:
+	case k.selected:
 		return p.selected.S(cell(text+sev, w))
 	case r.Stale:
 		return p.stale.S(cell(text+sev, w))
 	}
 	st := p.row
-	if m.marked[r.SB.ID] {
+	if k.marked {
 		st = p.marked
 	}
 	return st.S(text) + p.sev[r.Sev].S(cell(sev, l.sev)) + spaces(w-width(text)-l.sev)
@@ -326,7 +345,7 @@ func (m *Model) footerLine(w int) string {
 		return m.Theme.Key.Render(m.Keys.Label(keymap.Filter)) + cell(m.edit.View(m.Theme), w-1)
 	}
 	c := screen.Context{Keys: m.Keys, Theme: m.Theme, Width: w}
-	return c.Footer(m.Selection(), Hints...)
+	return c.CachedFooter(&m.footer, m.Selection(), Hints...)
 }
 
 // keyHint is " (<prose with the key>)" from the keymap; "" when the binding does not exist.

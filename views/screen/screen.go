@@ -8,6 +8,7 @@
 package screen
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -131,6 +132,35 @@ func Hints(hs ...string) string {
 // Footer renders the hints of names for sel: dangerous keys in their colour, bindings that cannot
 // act on sel dimmed (their reason is in the help and on the status line when pressed).
 func (c *Context) Footer(sel keymap.Selection, names ...keymap.Name) string {
+	return c.footer(sel, names)
+}
+
+// FooterCache remembers a screen's last footer: styling the hints is most of a cheap frame's
+// cost, and the footer rarely changes between frames.
+type FooterCache struct{ key, line string }
+
+// CachedFooter is Footer, built again only when what it shows changed: the width, the theme,
+// the keymap, or a hint's label or enabled state.
+func (c *Context) CachedFooter(fc *FooterCache, sel keymap.Selection, names ...keymap.Name) string {
+	var buf [256]byte
+	key := fmt.Appendf(buf[:0], "%p\x00%s\x00%d", c.Keys, c.Theme.Name, c.Width)
+	for _, n := range names {
+		if b, ok := c.Keys.Get(n); ok {
+			state := byte('e')
+			if b.Disabled(sel) != "" {
+				state = 'd'
+			}
+			key = append(append(append(key, 0), b.Label()...), state)
+		}
+	}
+	if fc.line != "" && string(key) == fc.key {
+		return fc.line
+	}
+	fc.key, fc.line = string(key), c.footer(sel, names)
+	return fc.line
+}
+
+func (c *Context) footer(sel keymap.Selection, names []keymap.Name) string {
 	var parts []string
 	for _, n := range names {
 		b, ok := c.Keys.Get(n)
