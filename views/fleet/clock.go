@@ -9,9 +9,9 @@ import (
 )
 
 // NextChange is the first moment after now at which the table would look different with
-// nothing else changed: a visible row's age rolls over, or a retry countdown on the health line
-// moves. The program sleeps until then (an idle fleet of hour-old sandboxes wakes once a
-// minute, not every second).
+// nothing else changed: a visible row's age rolls over (minute and coarser ages at most
+// ageSlot late), or a retry countdown on the health line moves. The program sleeps until then
+// (an idle fleet of hour-old sandboxes wakes once a minute, not every second).
 func (m *Model) NextChange(now time.Time) time.Time {
 	var next time.Time
 	earliest := func(t time.Time) {
@@ -32,9 +32,28 @@ func (m *Model) NextChange(now time.Time) time.Time {
 	}
 	last := min(m.store.Len(), m.offset+max(m.tableHeight(), 0))
 	for i := m.offset; i < last; i++ {
-		earliest(sandbox.AgeChanges(now, m.store.At(i).SB.Created))
+		created := m.store.At(i).SB.Created
+		at := sandbox.AgeChanges(now, created)
+		if !created.IsZero() && now.Sub(created) >= time.Minute {
+			at = coarseAgeSlot(at)
+		}
+		earliest(at)
 	}
 	return next
+}
+
+// ageSlot is how late a minute (or coarser) age may be redrawn. The rows of a fleet created
+// over a few minutes roll over at as many different seconds; redrawing each one on time woke
+// an idle workbench up to once per visible row a minute. Rounded up to a shared slot they
+// wake it at most four times a minute; seconds under a minute stay exact.
+const ageSlot = 15 * time.Second
+
+// coarseAgeSlot is t rounded up to the next ageSlot boundary of the wall clock.
+func coarseAgeSlot(t time.Time) time.Time {
+	if s := t.Truncate(ageSlot); !s.Equal(t) {
+		return s.Add(ageSlot)
+	}
+	return t
 }
 
 // viewKey is everything the table's text depends on besides the clock. A frame whose key equals

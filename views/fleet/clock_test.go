@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/sandbox"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 )
 
@@ -35,9 +37,16 @@ func TestNextChangeIsTheFirstVisibleAgeRollover(t *testing.T) {
 		t.Fatalf("one 3h row: next change %v, want the 4h rollover %v", got.Sub(now), want.Sub(now))
 	}
 	m.store.Put(NewRow("docker:a", young, false))
-	if got, want := m.NextChange(now), young.Created.Add(6*time.Minute); !got.Equal(want) {
+	// The 6m rollover, 40 s away, is drawn at the next 15 s slot of the clock (t0 is on one).
+	if got, want := m.NextChange(now), now.Add(45*time.Second); !got.Equal(want) {
 		t.Fatalf("with a 5m row: next change in %v, want %v", got.Sub(now), want.Sub(now))
 	}
+	young2 := backends.Sandbox{ID: "docker:a/young2", Name: "young2", Created: now.Add(-50 * time.Second)}
+	m.store.Put(NewRow("docker:a", young2, false))
+	if got, want := m.NextChange(now), now.Add(time.Second); !got.Equal(want) {
+		t.Fatalf("with a 50s row: next change in %v, want %v (seconds are exact)", got.Sub(now), want.Sub(now))
+	}
+	m.store.Remove(young2.ID)
 	m.SetHealthAll([]supervisor.Health{{Backend: "docker:b", State: supervisor.StateReconnecting, NextRetry: now.Add(2200 * time.Millisecond)}})
 	if got, want := m.NextChange(now), now.Add(700*time.Millisecond); !got.Equal(want) {
 		t.Fatalf("retry in 2s: next change in %v, want %v (when it shows 1s)", got.Sub(now), want.Sub(now))
@@ -80,5 +89,33 @@ func TestViewIsRebuiltWhenWhatItShowsChanges(t *testing.T) {
 		if after == before || !strings.Contains(after, s.want()) {
 			t.Fatalf("%s: frame not rebuilt (want %q in it):\n%s", s.name, s.want(), after)
 		}
+	}
+}
+
+// A table of rows created a few seconds apart (a fleet filled over minutes) wakes the program
+// at most four times a minute, and no row's age is shown more than ageSlot late.
+func TestMinuteAgesShareWakeUps(t *testing.T) {
+	m := fleetOf(0)
+	now := t0.Add(7 * time.Second)
+	m.Now = func() time.Time { return now }
+	var created []time.Time
+	for i := range 30 { // all visible
+		c := now.Add(-3*time.Minute - time.Duration(i)*4300*time.Millisecond)
+		created = append(created, c)
+		m.store.Put(NewRow("docker:a", backends.Sandbox{ID: fmt.Sprintf("docker:a/s%02d", i), Name: fmt.Sprintf("s%02d", i), Created: c}, false))
+	}
+	start, wakes := now, 0
+	for now.Sub(start) < 10*time.Minute {
+		next := m.NextChange(now)
+		for _, c := range created { // every rollover since the last wake is drawn by this one
+			if r := sandbox.AgeChanges(now, c); !r.After(next) && next.Sub(r) > ageSlot {
+				t.Fatalf("age of a row created at %v rolls over at %v but is drawn at %v", c, r, next)
+			}
+		}
+		now = next
+		wakes++
+	}
+	if wakes > 4*10+1 { // the last one may lie past the 10 minutes
+		t.Fatalf("%d wake-ups in 10 minutes; want at most 41", wakes)
 	}
 }
