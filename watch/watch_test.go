@@ -348,3 +348,26 @@ func TestRemovedSandboxForgetsItsBaseline(t *testing.T) {
 		t.Fatalf("a new sandbox reusing the ID was compared with the old baseline: %+v", as)
 	}
 }
+
+// Run does not poll the fleet: with an hour-long Interval, a weakening still raises its alert at
+// once, because the supervisor's fleet change wakes the watch (an idle watch costs no wake-ups).
+func TestRunWakesOnFleetChangeNotOnATimer(t *testing.T) {
+	r := newRig(t, Options{Interval: time.Hour}, hardened("docker:test/p1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.w.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(5 * time.Second)
+	for bs, _ := r.db.Baselines(); len(bs) == 0; bs, _ = r.db.Baselines() { // the first step's baseline
+		if time.Now().After(deadline) {
+			t.Fatal("no baseline taken")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sent := time.Now()
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
+	waitAlert(t, r.db, 1, func(a state.Alert) bool { return a.Rule == "CMP-N03" })
+	if d := time.Since(sent); d > 2*time.Second {
+		t.Errorf("alert after %s", d)
+	}
+}

@@ -20,6 +20,7 @@ type Source interface {
 	Version(backend string) uint64
 	Activity(cursor uint64) (out []backends.Activity, next uint64, lost uint64)
 	ActivityNotify() <-chan struct{}
+	FleetNotify() <-chan struct{}
 }
 
 // Store keeps baselines and alerts (*state.DB).
@@ -48,8 +49,13 @@ type Options struct {
 	// Hook, when set, receives every alert as JSON on stdin (argv, no shell).
 	Hook        []string
 	HookTimeout time.Duration // default 10 s
-	// Interval is how often the fleet versions are checked (default 200 ms).
+	// Interval is how often the state file is looked at for what other processes journaled
+	// (a probe's rebaseline) when nothing else wakes the watch (default 2 s). Fleet changes and
+	// activity wake it at once, at most once per MinGap.
 	Interval time.Duration
+	// MinGap is the shortest time between two steps (default 100 ms): under churn the watch
+	// compares a backend's fleet once per gap, not once per event.
+	MinGap time.Duration
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -82,7 +88,10 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 		opts.MinSeverity = catalog.SeverityMedium
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = 200 * time.Millisecond
+		opts.Interval = 2 * time.Second
+	}
+	if opts.MinGap <= 0 {
+		opts.MinGap = min(100*time.Millisecond, opts.Interval)
 	}
 	if opts.HookTimeout <= 0 {
 		opts.HookTimeout = 10 * time.Second
@@ -105,13 +114,23 @@ func (w *Watcher) Run(ctx context.Context) {
 	t := time.NewTicker(w.opts.Interval)
 	defer t.Stop()
 	for {
+		// Ask for the notifications before the step reads, so a change during it wakes the next.
+		fleet, acts := w.src.FleetNotify(), w.src.ActivityNotify()
 		w.Step()
+		gap := time.After(w.opts.MinGap)
 		select {
 		case <-ctx.Done():
 			w.hooks.wait()
 			return
 		case <-t.C:
-		case <-w.src.ActivityNotify():
+		case <-fleet:
+		case <-acts:
+		}
+		select {
+		case <-ctx.Done():
+			w.hooks.wait()
+			return
+		case <-gap:
 		}
 	}
 }

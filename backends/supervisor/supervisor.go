@@ -62,6 +62,7 @@ type Supervisor struct {
 	version map[string]uint64                      // backend name → bumped at every change
 	owner   map[string]backends.Backend            // backend name → backend
 	ready   map[string]chan struct{}               // closed at a backend's first reset
+	changed chan struct{}                          // closed at the next fleet change (FleetNotify)
 
 	activity activityLog // what happened to sandboxes, for readers with a cursor (activity.go)
 }
@@ -188,6 +189,10 @@ func (s *Supervisor) apply(b backends.Backend, ev backends.Event) {
 		delete(fleet, ev.ID)
 	}
 	s.version[name]++
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 	s.enqueue(name, ev)
 	if len(s.pending) > MaxPending {
 		s.collapsePending()
@@ -345,6 +350,18 @@ func (s *Supervisor) FleetOf(backend string) ([]backends.Sandbox, uint64) {
 		out = append(out, sb)
 	}
 	return out, s.version[backend]
+}
+
+// FleetNotify returns a channel closed at the next change of any backend's fleet (a version
+// moves): readers other than the UI's Drain wait on it, then compare versions, instead of
+// polling. Any number of readers may wait on one channel.
+func (s *Supervisor) FleetNotify() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
 }
 
 // Version is FleetOf's version alone: it costs nothing, so a periodic caller asks it first.
