@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -44,6 +43,7 @@ type encoder struct {
 		s string
 		i uint64
 	}
+	keys []string // scratch for labels' sorted keys
 }
 
 func (e *encoder) str(s string) {
@@ -67,19 +67,28 @@ func (e *encoder) str(s string) {
 func (e *encoder) uint(v uint64) { e.body = binary.AppendUvarint(e.body, v) }
 
 func (e *encoder) time(t time.Time) {
-	raw, err := t.MarshalBinary()
+	// The length goes first; time's binary form is 15 to 16 bytes, so its varint is one byte
+	// and the form is appended in place, not allocated.
+	at := len(e.body)
+	e.body = append(e.body, 0)
+	body, err := t.AppendBinary(e.body)
 	if err != nil { // a zone offset that is not a whole minute: keep the instant in UTC
-		raw, _ = t.UTC().MarshalBinary()
+		body, _ = t.UTC().AppendBinary(e.body)
 	}
-	e.uint(uint64(len(raw)))
-	e.body = append(e.body, raw...)
+	e.body = body
+	e.body[at] = byte(len(e.body) - at - 1)
 }
 
 // labels are written in key order, so an unchanged fleet encodes to the same bytes. A label
 // whose name says it holds a credential keeps its name only (the redaction layer, seal.go).
 func (e *encoder) labels(m map[string]string) {
 	e.uint(uint64(len(m)))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	e.keys = e.keys[:0]
+	for k := range m {
+		e.keys = append(e.keys, k)
+	}
+	slices.Sort(e.keys)
+	for _, k := range e.keys {
 		e.str(k)
 		if v := m[k]; v != "" && redact.IsSecretName(k) {
 			e.str(redact.Mark)
@@ -91,7 +100,6 @@ func (e *encoder) labels(m map[string]string) {
 
 // encodeInventory writes rec in the binary layout.
 func encodeInventory(rec InventoryRecord) []byte {
-	e := &encoder{strs: map[string]uint64{"": 0}, table: []string{""}}
 	var members, findings, facts int
 	for i := range rec.Sandboxes {
 		sb := &rec.Sandboxes[i]
@@ -99,6 +107,12 @@ func encodeInventory(rec InventoryRecord) []byte {
 		findings += len(sb.Findings)
 		facts += len(sb.Extra)
 	}
+	// Sized once from the counts (string indices are a byte or two, times 16 bytes), so the
+	// body is not regrown and copied a dozen times: a save's garbage sets the GC's pace.
+	n := len(rec.Sandboxes)
+	e := &encoder{strs: make(map[string]uint64, n+members+64), table: make([]string, 1, n+members+64),
+		body: make([]byte, 0, 64*n+48*members+12*findings+4*facts+64)}
+	e.strs[""] = 0 // table[0]
 	e.uint(uint64(len(rec.Sandboxes)))
 	e.uint(uint64(members))
 	e.uint(uint64(findings))

@@ -110,6 +110,28 @@ func BenchmarkInventorySave10k(b *testing.B) {
 	}
 }
 
+// BenchmarkInventorySaveChanged2500 measures a save that does write: 2,500 Kubernetes sandboxes
+// (the 5,000-pod fleet), one of them changed each time. Its garbage sets the GC's pace after a
+// fleet has loaded (issue 18: RSS after the table is full), so B/op is the figure to watch.
+func BenchmarkInventorySaveChanged2500(b *testing.B) {
+	db, err := Open(filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	fleet := k8sFleet(2_500)
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	i := 0
+	for b.Loop() {
+		fleet[i%len(fleet)].Status = []sandbox.Status{sandbox.StatusRunning, sandbox.StatusStopped}[i%2]
+		i++
+		if err := db.SaveInventory(InventoryRecord{Backend: "k8s:envtest", Saved: time.Now(), Sandboxes: fleet}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkOpenAndLoad10k is the whole state side of the first frame from the cache: open the
 // state file (bbolt open, schema check) and read a cached fleet of 10,000 Kubernetes sandboxes.
 func BenchmarkOpenAndLoad10k(b *testing.B) {
