@@ -99,7 +99,14 @@ func (db *DB) tx(write bool, fn func(*bolt.Tx) error) error {
 	if db.closed {
 		return fmt.Errorf("%s: %w", db.path, ErrClosed)
 	}
-	b, err := bolt.Open(db.path, 0o600, &bolt.Options{Timeout: LockTimeout, ReadOnly: !write})
+	opts := &bolt.Options{Timeout: LockTimeout, ReadOnly: !write}
+	if fi, err := os.Stat(db.path); write && err == nil {
+		// Room for the file to double without a remap: a remap in a write transaction copies
+		// every loaded node out of the old mapping first (garbage the size of what it rewrites).
+		// Address space only; nothing is read or resident until used.
+		opts.InitialMmapSize = int(2*fi.Size()) + 1<<20
+	}
+	b, err := bolt.Open(db.path, 0o600, opts)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return fmt.Errorf("%w: %s stayed in use by another process for %s (a stuck transaction?); end it or pass --state with a different file", ErrLocked, db.path, LockTimeout)
