@@ -26,6 +26,9 @@ import (
 // pprofEnv names the loopback address the profiling hook (package profhook) serves pprof on.
 const pprofEnv = "RANGEKEEPER_PPROF"
 
+// traceEnv names the file the hook writes a start-up execution trace to (-trace).
+const traceEnv = "RANGEKEEPER_TRACE"
+
 // bench is one harness invocation.
 type bench struct {
 	kubeconfig, context string
@@ -36,6 +39,7 @@ type bench struct {
 	loadTimeout         time.Duration
 	loadProfile         time.Duration
 	pprofAddr           string
+	trace               bool
 	start               time.Time
 }
 
@@ -70,6 +74,7 @@ func run() error {
 	flag.IntVar(&b.width, "width", 200, "terminal columns")
 	flag.IntVar(&b.height, "height", 50, "terminal rows")
 	flag.StringVar(&b.out, "out", "", "directory for profiles and the report (default: a new directory under bin/bench)")
+	flag.BoolVar(&b.trace, "trace", false, "write an execution trace of rangekeeper's first 5 s into the output directory (go tool trace): where a start's wall time goes")
 	pprof := flag.Bool("pprof", false, "serve pprof from rangekeeper (loopback) and save heap and CPU profiles: for diagnosis, not for the figures")
 	flag.Parse()
 

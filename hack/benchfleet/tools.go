@@ -59,6 +59,9 @@ func rangekeeperTool(name, bin string) *tool {
 			if b.pprofAddr != "" {
 				env = append(env, pprofEnv+"="+b.pprofAddr)
 			}
+			if b.trace {
+				env = append(env, traceEnv+"="+filepath.Join(b.out, fmt.Sprintf("%s-start.trace", filepath.Base(dir))))
+			}
 			return []string{t.bin, "--config", cfg, "--state", filepath.Join(dir, "state.db")}, env, nil
 		},
 		full: func(s string, releases, _ int) bool {

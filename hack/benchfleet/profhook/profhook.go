@@ -11,12 +11,26 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"runtime/trace"
+	"time"
 )
 
 // Env names the variable that switches the hook on.
 const Env = "RANGEKEEPER_PPROF"
 
+// TraceEnv names a file for an execution trace of the first TraceFor of the process (where a
+// start spends its wall time: the CPU profile shows only what ran).
+const TraceEnv = "RANGEKEEPER_TRACE"
+
+// TraceFor is how long the start-up trace runs.
+const TraceFor = 5 * time.Second
+
 func init() {
+	if path := os.Getenv(TraceEnv); path != "" {
+		if err := startTrace(path); err != nil {
+			fmt.Fprintf(os.Stderr, "rangekeeper: %s: %v\n", TraceEnv, err)
+		}
+	}
 	addr := os.Getenv(Env)
 	if addr == "" {
 		return
@@ -24,6 +38,19 @@ func init() {
 	if err := serve(addr); err != nil {
 		fmt.Fprintf(os.Stderr, "rangekeeper: %s: %v\n", Env, err)
 	}
+}
+
+func startTrace(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return err
+	}
+	time.AfterFunc(TraceFor, func() { trace.Stop(); f.Close() })
+	return nil
 }
 
 // serve starts the pprof server on addr, which must be a loopback address.
