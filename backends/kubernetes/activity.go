@@ -21,7 +21,7 @@ func (w *watcher) watchPodActivity(inf cache.SharedIndexInformer) error {
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*cachedPod)
 			c, ok2 := cur.(*cachedPod)
-			if !ok1 || !ok2 {
+			if !ok1 || !ok2 || !w.listed.Load() {
 				return
 			}
 			for _, a := range podActivity(w.b.sandboxID, o, c, time.Now()) {
@@ -29,6 +29,9 @@ func (w *watcher) watchPodActivity(inf cache.SharedIndexInformer) error {
 			}
 		},
 		DeleteFunc: func(obj any) {
+			if !w.listed.Load() {
+				return
+			}
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}

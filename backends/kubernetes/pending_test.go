@@ -16,16 +16,17 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/kubernetes/kubetest"
 )
 
-// policyGate holds back the listing and watching of CiliumNetworkPolicies (not the one-item
-// permission check) until opened, as a slow policy stream does at 25,000 releases.
-type policyGate struct {
-	next http.RoundTripper
-	open chan struct{}
-	held atomic.Int32
+// listGate holds back the listing and watching of one resource (not the one-item permission
+// check) until opened, as a slow stream does at 25,000 releases.
+type listGate struct {
+	resource string // the URL path's last element: "ciliumnetworkpolicies", "secrets"
+	next     http.RoundTripper
+	open     chan struct{}
+	held     atomic.Int32
 }
 
-func (g *policyGate) RoundTrip(req *http.Request) (*http.Response, error) {
-	if strings.HasSuffix(req.URL.Path, "/ciliumnetworkpolicies") && req.URL.Query().Get("limit") != "1" {
+func (g *listGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(req.URL.Path, "/"+g.resource) && req.URL.Query().Get("limit") != "1" {
 		g.held.Add(1)
 		select {
 		case <-g.open:
@@ -57,7 +58,7 @@ func TestFirstResetDoesNotWaitForPolicies(t *testing.T) {
 		}
 	}
 
-	gate := &policyGate{open: make(chan struct{})}
+	gate := &listGate{resource: "ciliumnetworkpolicies", open: make(chan struct{})}
 	rc := rest.CopyConfig(c.Config)
 	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate }
 	b := testBackend(t, c, rc, ns)
@@ -90,5 +91,47 @@ func TestFirstResetDoesNotWaitForPolicies(t *testing.T) {
 	f.mu.Unlock()
 	if resets != 2 {
 		t.Errorf("%d resets, want 2 (pending, then complete)", resets)
+	}
+}
+
+// The fleet is the first event, even when a member pod changes while the informers are still
+// listing (here: a pod deleted while the Helm records are held back): the reset carries the state
+// the change led to, and no activity runs ahead of it.
+func TestNoActivityBeforeTheFirstReset(t *testing.T) {
+	c := kubetest.Need(t)
+	ns := c.Namespace(t)
+	plain := testBackend(t, c, nil, ns)
+	r := release{name: newReleaseName(), task: "ctf_early", sample: "s-early", services: []string{"default", "victim"}}
+	install(t, plain, ns, r)
+
+	gate := &listGate{resource: "secrets", open: make(chan struct{})}
+	rc := rest.CopyConfig(c.Config)
+	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate }
+	b := testBackend(t, c, rc, ns)
+	f := newFleet()
+	watch(t, b, f)
+	for deadline := time.Now().Add(30 * time.Second); gate.held.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the records list was never held back: the test proves nothing")
+		}
+	}
+	time.Sleep(time.Second) // the pod informer, not held, has listed by now
+	ctx := context.Background()
+	pods, err := plain.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelInstance + "=" + r.name})
+	if err != nil || len(pods.Items) != 2 {
+		t.Fatalf("the release's pods: %v (%d)", err, len(pods.Items))
+	}
+	zero := int64(0)
+	if err := plain.cs.CoreV1().Pods(ns).Delete(ctx, pods.Items[0].Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the deletion reaches the pod informer while the records are held
+	close(gate.open)
+	sid := "k8s:envtest/" + ns + "/" + r.name
+	f.wait(t, 60*time.Second, "the release", func(m map[string]backends.Sandbox) bool { _, ok := m[sid]; return ok })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.events[0].Type != backends.EventReset {
+		t.Fatalf("first event is %v, want the reset", f.events[0].Type)
 	}
 }

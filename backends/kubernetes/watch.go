@@ -74,6 +74,10 @@ type watcher struct {
 	policiesSynced bool
 
 	heard atomic.Int64 // when the last informer event arrived (Unix ns)
+	// listed is set once the first reset is out: the consumer's first event is the fleet, so
+	// pod activity seen while the informers were still listing (a pod turning Running) is not
+	// sent; the reset carries the state it led to.
+	listed atomic.Bool
 
 	mu    sync.Mutex
 	dirty map[string]struct{}
@@ -319,6 +323,7 @@ func (w *watcher) reset() {
 	}
 	sort.Slice(fleet, func(i, j int) bool { return fleet[i].ID < fleet[j].ID })
 	w.emit(backends.Event{Type: backends.EventReset, Sandboxes: fleet})
+	w.listed.Store(true)
 }
 
 func (w *watcher) update(key string) {
