@@ -25,6 +25,14 @@ type listGate struct {
 	held     atomic.Int32
 }
 
+// gatedBackend is a backend for ns whose lists of resource wait for the returned gate.
+func gatedBackend(t *testing.T, c *kubetest.Cluster, ns, resource string) (*Backend, *listGate) {
+	gate := &listGate{resource: resource, open: make(chan struct{})}
+	rc := rest.CopyConfig(c.Config)
+	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate }
+	return testBackend(t, c, rc, ns), gate
+}
+
 func (g *listGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if strings.HasSuffix(req.URL.Path, "/"+g.resource) && req.URL.Query().Get("limit") != "1" {
 		g.held.Add(1)
@@ -58,10 +66,7 @@ func TestFirstResetDoesNotWaitForPolicies(t *testing.T) {
 		}
 	}
 
-	gate := &listGate{resource: "ciliumnetworkpolicies", open: make(chan struct{})}
-	rc := rest.CopyConfig(c.Config)
-	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate }
-	b := testBackend(t, c, rc, ns)
+	b, gate := gatedBackend(t, c, ns, "ciliumnetworkpolicies")
 	f := newFleet()
 	watch(t, b, f)
 	sid := "k8s:envtest/" + ns + "/" + r.name
@@ -104,10 +109,7 @@ func TestNoActivityBeforeTheFirstReset(t *testing.T) {
 	r := release{name: newReleaseName(), task: "ctf_early", sample: "s-early", services: []string{"default", "victim"}}
 	install(t, plain, ns, r)
 
-	gate := &listGate{resource: "secrets", open: make(chan struct{})}
-	rc := rest.CopyConfig(c.Config)
-	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate }
-	b := testBackend(t, c, rc, ns)
+	b, gate := gatedBackend(t, c, ns, "secrets")
 	f := newFleet()
 	watch(t, b, f)
 	for deadline := time.Now().Add(30 * time.Second); gate.held.Load() == 0; time.Sleep(20 * time.Millisecond) {
