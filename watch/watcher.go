@@ -113,6 +113,7 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 func (w *Watcher) Run(ctx context.Context) {
 	t := time.NewTicker(w.opts.Interval)
 	defer t.Stop()
+	defer w.hooks.wait()
 	for {
 		// Ask for the notifications before the step reads, so a change during it wakes the next.
 		fleet, acts := w.src.FleetNotify(), w.src.ActivityNotify()
@@ -120,7 +121,6 @@ func (w *Watcher) Run(ctx context.Context) {
 		gap := time.After(w.opts.MinGap)
 		select {
 		case <-ctx.Done():
-			w.hooks.wait()
 			return
 		case <-t.C:
 		case <-fleet:
@@ -128,7 +128,6 @@ func (w *Watcher) Run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			w.hooks.wait()
 			return
 		case <-gap:
 		}
