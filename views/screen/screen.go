@@ -132,7 +132,23 @@ func Hints(hs ...string) string {
 // Footer renders the hints of names for sel: dangerous keys in their colour, bindings that cannot
 // act on sel dimmed (their reason is in the help and on the status line when pressed).
 func (c *Context) Footer(sel keymap.Selection, names ...keymap.Name) string {
-	return c.footer(sel, names)
+	var parts []string
+	for _, n := range names {
+		b, ok := c.Keys.Get(n)
+		if !ok {
+			continue
+		}
+		if b.Disabled(sel) != "" {
+			parts = append(parts, c.Theme.Disabled.Render(b.Label()+" "+b.Help))
+			continue
+		}
+		key := c.Theme.Key
+		if b.Dangerous {
+			key = c.Theme.KeyDanger
+		}
+		parts = append(parts, key.Render(b.Label())+" "+b.Help)
+	}
+	return ansi.Truncate(strings.Join(parts, "  "), c.Width, "~")
 }
 
 // FooterCache remembers a screen's last footer: styling the hints is most of a cheap frame's
@@ -156,28 +172,8 @@ func (c *Context) CachedFooter(fc *FooterCache, sel keymap.Selection, names ...k
 	if fc.line != "" && string(key) == fc.key {
 		return fc.line
 	}
-	fc.key, fc.line = string(key), c.footer(sel, names)
+	fc.key, fc.line = string(key), c.Footer(sel, names...)
 	return fc.line
-}
-
-func (c *Context) footer(sel keymap.Selection, names []keymap.Name) string {
-	var parts []string
-	for _, n := range names {
-		b, ok := c.Keys.Get(n)
-		if !ok {
-			continue
-		}
-		if b.Disabled(sel) != "" {
-			parts = append(parts, c.Theme.Disabled.Render(b.Label()+" "+b.Help))
-			continue
-		}
-		key := c.Theme.Key
-		if b.Dangerous {
-			key = c.Theme.KeyDanger
-		}
-		parts = append(parts, key.Render(b.Label())+" "+b.Help)
-	}
-	return ansi.Truncate(strings.Join(parts, "  "), c.Width, "~")
 }
 
 // StatusLine is the program's status message styled for the line above a footer ("" when none).
