@@ -15,6 +15,7 @@ require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/containerd/errdefs v1.0.0
 	github.com/docker/go-units v0.5.0
+	github.com/fsnotify/fsnotify v1.9.0
 	github.com/luthermonson/go-proxmox v0.10.0
 	github.com/moby/moby/api v1.57.0
 	github.com/moby/moby/client v0.6.3

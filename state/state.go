@@ -39,6 +39,8 @@ type DB struct {
 
 	mu     sync.Mutex // one transaction at a time in this process (flock is per open file)
 	closed bool
+
+	written writeNotifier // Written's notifications, started at its first call
 }
 
 // ErrLocked is returned (wrapped) when another process holds the state file past LockTimeout.
@@ -84,6 +86,7 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	db.closed = true
 	db.mu.Unlock()
+	db.written.close()
 	return nil
 }
 

@@ -25,25 +25,36 @@ type watchState struct {
 	bySandbox   map[string]int
 	quarantined map[string]state.QuarantineRecord
 	errs        []string
-	last        uint64           // the newest alert ID read
-	gen         state.Generation // the state file's generation at the last full read
-	banner      string           // alertLine, computed when the alerts change rather than at every frame
+	read        watchCursor // how far the store has been read
+	banner      string      // alertLine, computed when the alerts change rather than at every frame
 }
 
 // watchMsg is the watch's state as read from the store, in a command.
 type watchMsg struct {
-	full        bool             // open is every open alert (else: the ones newer than the last read)
-	same        bool             // nothing read: the state file was not written since the last full read
-	gen         state.Generation // of a full read
+	full        bool        // open is every open alert (else: the ones newer than the last read)
+	same        bool        // nothing read: the state file was not written since the last full read
+	at          watchCursor // where the next wait starts
 	open        []state.Alert
 	quarantined []state.QuarantineRecord
 	errs        []string
 	err         error
 }
 
+// watchCursor is how far the workbench has read the store.
+type watchCursor struct {
+	after   uint64           // the newest alert ID read
+	gen     state.Generation // the state file's generation at the last full read
+	written <-chan struct{}  // closed at the first write after that read; nil: poll the generation
+}
+
 // WatchPoll bounds how long the workbench goes without re-reading the alerts and quarantines
-// (another process may have acknowledged, quarantined or released).
-var WatchPoll = time.Second
+// (another process may have acknowledged, quarantined or released) where the state file cannot
+// report writes. Where it can, each write wakes the workbench and WatchPollNotified is only a
+// safety net (a network file system may not report another host's writes).
+var (
+	WatchPoll         = time.Second
+	WatchPollNotified = 30 * time.Second
+)
 
 // initWatch installs the fleet's row marks, alert line and quarantine status.
 func (m *Model) initWatch() {
@@ -92,45 +103,51 @@ func (m *Model) watchCmds() []tea.Cmd {
 	if m.opts.Watch == nil || m.opts.State == nil {
 		return nil
 	}
-	return []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, 0, state.Generation{}, true)}
+	return []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, watchCursor{}, true)}
 }
 
 // WatchCoalesce gathers the alerts of a burst into one read and one frame.
 var WatchCoalesce = 100 * time.Millisecond
 
-// waitWatch waits (in a command) for the watch's next change, or WatchPoll, then reads what
-// changed: after a change, only the alerts newer than after (a burst costs one short read);
-// at each poll, every open alert and the quarantines (acknowledgements and quarantines made by
-// another process).
-func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, after uint64, seen state.Generation, first bool) tea.Cmd {
+// waitWatch waits (in a command) for the watch's next change, a write to the state file or the
+// poll, then reads what changed: after the watch's change, only the alerts newer than at.after
+// (a burst costs one short read); after a write by any process, every open alert and the
+// quarantines (acknowledgements and quarantines made by another process). An idle workbench
+// whose state file reports writes does not wake at all; one that cannot report them stats the
+// file every WatchPoll and reads only when it was written.
+func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, at watchCursor, first bool) tea.Cmd {
 	return func() tea.Msg {
 		full := first
-		var gen state.Generation // of a full read: taken before it, so a write during it is read next time
-		if first {
-			gen = db.Generation()
-		} else {
+		if !first {
+			poll := WatchPoll
+			if at.written != nil {
+				poll = WatchPollNotified
+			}
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-w.Changed():
 				time.Sleep(WatchCoalesce)
-			case <-time.After(WatchPoll):
-				// Another process may have acknowledged, quarantined or released; if nobody
-				// wrote the file, there is nothing to re-read (an idle workbench only stats it).
-				if gen = db.Generation(); seen.Unchanged(gen, time.Now()) {
-					return watchMsg{same: true, errs: w.Errors()}
+			case <-at.written:
+				full = true
+			case <-time.After(poll):
+				// If nobody wrote the file, there is nothing to re-read.
+				if at.gen.Unchanged(db.Generation(), time.Now()) {
+					return watchMsg{same: true, at: at, errs: w.Errors()}
 				}
 				full = true
 			}
 		}
 		q := state.AlertQuery{Open: true}
 		if !full {
-			q.After = after
+			q.After = at.after
+		}
+		if full { // both taken before the read: a write during it is read next time
+			at.written, at.gen = db.Written(), db.Generation()
 		}
 		open, err := db.Alerts(q)
-		msg := watchMsg{open: open, full: full, errs: w.Errors(), err: err}
+		msg := watchMsg{open: open, full: full, at: at, errs: w.Errors(), err: err}
 		if full {
-			msg.gen = gen
 			qs, qerr := db.Quarantines()
 			if err == nil {
 				msg.err = qerr
@@ -145,11 +162,12 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 	if msg.same {
 		m.watch.errs = msg.errs
 		m.watch.banner = m.alertLine()
-		return waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.last, m.watch.gen, false)
+		return waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.read, false)
 	}
+	m.watch.read.written = msg.at.written // also after a failed read: the next write retries it
 	if msg.err == nil {
+		m.watch.read.gen = msg.at.gen
 		if msg.full {
-			m.watch.gen = msg.gen
 			m.watch.open = msg.open
 			clear(m.watch.bySandbox)
 			clear(m.watch.quarantined)
@@ -161,7 +179,7 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 		}
 		for _, a := range msg.open {
 			m.watch.bySandbox[a.SandboxID]++
-			m.watch.last = max(m.watch.last, a.ID)
+			m.watch.read.after = max(m.watch.read.after, a.ID)
 		}
 	}
 	m.watch.errs = msg.errs
@@ -169,7 +187,7 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 		m.watch.errs = append(m.watch.errs, msg.err.Error())
 	}
 	m.watch.banner = m.alertLine()
-	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.last, m.watch.gen, false)}
+	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.read, false)}
 	for _, s := range m.stack {
 		if a, ok := s.(*alerts.Model); ok {
 			cmds = append(cmds, a.Load)

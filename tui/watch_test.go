@@ -151,11 +151,74 @@ func waitBaseline(t *testing.T, db *state.DB, id string) {
 	t.Fatal("no baseline for " + id)
 }
 
-// An idle workbench does not re-read the alerts every poll: while nobody writes the state file
-// the poll only compares its generation; an alert another process stores is read at the next
-// poll after the write. (Each poll waits WatchPoll: the test leaves the global alone, other
+// An idle workbench does not re-read the alerts every poll: where the state file cannot report
+// writes, the poll only compares its generation; an alert another process stores is read at the
+// next poll after the write. (Each poll waits WatchPoll: the test leaves the global alone, other
 // tests' programs may still read it.)
 func TestWatchPollSkipsAnUnwrittenStateFile(t *testing.T) {
+	ctx, w, db, path := watchOnly(t)
+	past := time.Now().Add(-time.Hour) // an old file: its generation is trusted
+	if err := os.Chtimes(path, past, past); err != nil {
+		t.Fatal(err)
+	}
+	first := waitWatch(ctx, w, db, watchCursor{}, true)().(watchMsg)
+	if !first.full || first.err != nil {
+		t.Fatalf("first read %+v", first)
+	}
+	polled := watchCursor{gen: first.at.gen} // no notifications: the poll path
+	if poll := waitWatch(ctx, w, db, polled, false)().(watchMsg); !poll.same {
+		t.Fatalf("an unwritten file was read again: %+v", poll)
+	}
+	other, err := state.Open(path) // another process
+	if err != nil {
+		t.Fatal(err)
+	}
+	plantAlert(t, other)
+	poll := waitWatch(ctx, w, db, polled, false)().(watchMsg)
+	if poll.same || !poll.full || len(poll.open) != 1 || poll.open[0].Summary != "planted" {
+		t.Fatalf("after another process's write: %+v", poll)
+	}
+}
+
+// Where the state file reports writes, an idle workbench does not wake to look at it: the wait
+// ends at another process's write, at once, with a full read.
+func TestWatchWaitsForAWriteNotAPoll(t *testing.T) {
+	ctx, w, db, path := watchOnly(t)
+	first := waitWatch(ctx, w, db, watchCursor{}, true)().(watchMsg)
+	if first.at.written == nil {
+		t.Skip("this file system reports no writes: the poll path (above) applies")
+	}
+	got := make(chan watchMsg, 1)
+	go func() { got <- waitWatch(ctx, w, db, first.at, false)().(watchMsg) }()
+	select {
+	case msg := <-got:
+		t.Fatalf("the wait ended with nobody writing (WatchPoll is %s): %+v", WatchPoll, msg)
+	case <-time.After(3 * WatchPoll):
+	}
+	other, err := state.Open(path) // another process
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := time.Now()
+	plantAlert(t, other)
+	select {
+	case msg := <-got:
+		if !msg.full || len(msg.open) != 1 || msg.open[0].Summary != "planted" {
+			t.Fatalf("after another process's write: %+v", msg)
+		}
+		if msg.at.written == nil || msg.at.written == first.at.written {
+			t.Error("the read did not take a fresh write notification before reading")
+		}
+		t.Logf("read %s after the write", time.Since(wrote).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatal("another process's write did not end the wait")
+	}
+}
+
+// watchOnly is a watch over one fake backend and a fresh state file, not run: the test alone
+// writes the file.
+func watchOnly(t *testing.T) (context.Context, *watch.Watcher, *state.DB, string) {
+	t.Helper()
 	d := &fakeBackend{name: "docker:test", kind: backends.KindDocker}
 	sup := supervisor.New([]backends.Backend{d}, supervisor.Backoff{Min: 50 * time.Millisecond, Max: time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -166,30 +229,17 @@ func TestWatchPollSkipsAnUnwrittenStateFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := watch.New(sup, db, watch.Options{}) // not run: the test alone writes the file
+	t.Cleanup(func() { db.Close() })
+	w, err := watch.New(sup, db, watch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	past := time.Now().Add(-time.Hour) // an old file: its generation is trusted
-	if err := os.Chtimes(path, past, past); err != nil {
+	return ctx, w, db, path
+}
+
+func plantAlert(t *testing.T, db *state.DB) {
+	t.Helper()
+	if _, err := db.AddAlerts([]state.Alert{{Time: time.Now(), SandboxID: "docker:test/p", Kind: state.AlertDrift, Rule: "CMP-N03", Summary: "planted"}}); err != nil {
 		t.Fatal(err)
-	}
-	first := waitWatch(ctx, w, db, 0, state.Generation{}, true)().(watchMsg)
-	if !first.full || first.err != nil {
-		t.Fatalf("first read %+v", first)
-	}
-	if poll := waitWatch(ctx, w, db, 0, first.gen, false)().(watchMsg); !poll.same {
-		t.Fatalf("an unwritten file was read again: %+v", poll)
-	}
-	other, err := state.Open(path) // another process
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := other.AddAlerts([]state.Alert{{Time: time.Now(), SandboxID: "docker:test/p", Kind: state.AlertDrift, Rule: "CMP-N03", Summary: "planted"}}); err != nil {
-		t.Fatal(err)
-	}
-	poll := waitWatch(ctx, w, db, 0, first.gen, false)().(watchMsg)
-	if poll.same || !poll.full || len(poll.open) != 1 || poll.open[0].Summary != "planted" {
-		t.Fatalf("after another process's write: %+v", poll)
 	}
 }

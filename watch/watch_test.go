@@ -357,17 +357,59 @@ func TestRunWakesOnFleetChangeNotOnATimer(t *testing.T) {
 	done := make(chan struct{})
 	go func() { r.w.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(5 * time.Second)
-	for bs, _ := r.db.Baselines(); len(bs) == 0; bs, _ = r.db.Baselines() { // the first step's baseline
-		if time.Now().After(deadline) {
-			t.Fatal("no baseline taken")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	r.waitFirstBaseline(t)
 	sent := time.Now()
 	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
 	waitAlert(t, r.db, 1, func(a state.Alert) bool { return a.Rule == "CMP-N03" })
 	if d := time.Since(sent); d > 2*time.Second {
 		t.Errorf("alert after %s", d)
+	}
+}
+
+// Run does not poll the state file where it reports writes: with the default Interval (30 s
+// then), another process's journaled probe re-baselines the sandbox at once, woken by the write.
+func TestRunWakesOnAnotherProcessesWrite(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"))
+	if r.db.Written() == nil {
+		t.Skip("this file system reports no writes: the watch polls every 2 s")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.w.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	r.waitFirstBaseline(t)
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
+	waitAlert(t, r.db, 1, func(a state.Alert) bool { return a.Rule == "CMP-N03" })
+	other, err := state.Open(r.db.Path()) // another process: the CLI's probe
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	in, _ := other.Append(state.Entry{Action: "probe", Target: "docker:test/p1", Phase: state.PhaseIntent})
+	if _, err := other.Append(state.Entry{Action: "probe", Target: "docker:test/p1", Phase: state.PhaseOutcome, Intent: in.Seq, Outcome: state.OutcomeOK}); err != nil {
+		t.Fatal(err)
+	}
+	journaled := time.Now()
+	for deadline := journaled.Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		bs, _ := r.db.Baselines()
+		if len(bs) == 1 && bs[0].Reason == ReasonProbe {
+			t.Logf("re-baselined %s after the journal write", time.Since(journaled).Round(time.Millisecond))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no re-baseline within 5 s of another process's journal write (baselines %+v)", bs)
+		}
+	}
+}
+
+// waitFirstBaseline waits for the running watch's first step to take its baseline.
+func (r *rig) waitFirstBaseline(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for bs, _ := r.db.Baselines(); len(bs) == 0; bs, _ = r.db.Baselines() {
+		if time.Now().After(deadline) {
+			t.Fatal("no baseline taken")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

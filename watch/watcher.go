@@ -39,6 +39,9 @@ type Store interface {
 	// Generation lets the watch skip reading a journal nobody has written to since it last
 	// looked (a stat each step instead of opening the file).
 	Generation() state.Generation
+	// Written is closed at the next write to the store by any process; nil when the store
+	// cannot tell (the watch then looks every Options.Interval).
+	Written() <-chan struct{}
 }
 
 // Options configure a Watcher.
@@ -50,8 +53,9 @@ type Options struct {
 	Hook        []string
 	HookTimeout time.Duration // default 10 s
 	// Interval is how often the state file is looked at for what other processes journaled
-	// (a probe's rebaseline) when nothing else wakes the watch (default 2 s). Fleet changes and
-	// activity wake it at once, at most once per MinGap.
+	// (a probe's rebaseline) when nothing else wakes the watch. The default is 2 s where the
+	// store cannot report writes, and 30 s (a safety net) where it can: then each write wakes
+	// the watch. Fleet changes and activity wake it at once, at most once per MinGap.
 	Interval time.Duration
 	// MinGap is the shortest time between two steps (default 100 ms): under churn the watch
 	// compares a backend's fleet once per gap, not once per event.
@@ -87,11 +91,11 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 	if opts.MinSeverity == 0 {
 		opts.MinSeverity = catalog.SeverityMedium
 	}
-	if opts.Interval <= 0 {
-		opts.Interval = 2 * time.Second
-	}
 	if opts.MinGap <= 0 {
-		opts.MinGap = min(100*time.Millisecond, opts.Interval)
+		opts.MinGap = 100 * time.Millisecond
+		if opts.Interval > 0 {
+			opts.MinGap = min(opts.MinGap, opts.Interval)
+		}
 	}
 	if opts.HookTimeout <= 0 {
 		opts.HookTimeout = 10 * time.Second
@@ -111,27 +115,41 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 
 // Run follows the source until ctx ends.
 func (w *Watcher) Run(ctx context.Context) {
-	t := time.NewTicker(w.opts.Interval)
-	defer t.Stop()
 	defer w.hooks.wait()
 	for {
 		// Ask for the notifications before the step reads, so a change during it wakes the next.
-		fleet, acts := w.src.FleetNotify(), w.src.ActivityNotify()
+		fleet, acts, written := w.src.FleetNotify(), w.src.ActivityNotify(), w.store.Written()
 		w.Step()
 		gap := time.After(w.opts.MinGap)
+		look := time.NewTimer(w.interval(written != nil))
 		select {
 		case <-ctx.Done():
+			look.Stop()
 			return
-		case <-t.C:
+		case <-look.C:
 		case <-fleet:
 		case <-acts:
+		case <-written: // nil where writes are not reported: never ready
 		}
+		look.Stop()
 		select {
 		case <-ctx.Done():
 			return
 		case <-gap:
 		}
 	}
+}
+
+// interval is how long Run waits for the state file when nothing else wakes it: Options.Interval
+// when set, else 30 s with write notifications and 2 s without.
+func (w *Watcher) interval(notified bool) time.Duration {
+	switch {
+	case w.opts.Interval > 0:
+		return w.opts.Interval
+	case notified:
+		return 30 * time.Second
+	}
+	return 2 * time.Second
 }
 
 // Step reads what happened since the last step, compares every changed backend's fleet with the

@@ -1,4 +1,10 @@
 // Command rangekeeper is the terminal workbench for operators of AI cyber-evaluation ranges.
+
+// The runtime would re-read the cgroup's CPU limit every second to adjust GOMAXPROCS: a wake-up
+// a second for an interactive tool that idles most of its life (issue 18's idle CPU). The
+// limit in force at start is still honoured.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (
