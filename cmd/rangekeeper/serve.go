@@ -107,6 +107,7 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 		return err
 	}
 	warnInterrupted(f, d.Layer())
+	releaseLoadMemory(ctx, sup)
 	stateDir := filepath.Dir(f.statePath())
 	ssh, err := sshd.New(d, sshd.Options{Addr: o.Listen, HostKeyPath: filepath.Join(stateDir, "ssh_host_ed25519_key"),
 		MaxSessions: o.MaxSessions, IdleTimeout: o.Idle, FPS: o.FPS})

@@ -17,6 +17,9 @@ func runTUI(ctx context.Context, f *factory) error {
 		return err
 	}
 	stopRecording := startTimeline(ctx, f) // issue 19: the timeline records while the workbench runs
+	if sup, err := f.Supervisor(); err == nil {
+		releaseLoadMemory(ctx, sup)
+	}
 	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tui.FPS)).Run()
 	stopRecording()
 	if serr := save(); serr != nil && err == nil {

@@ -75,6 +75,7 @@ func run() error {
 	flag.IntVar(&b.height, "height", 50, "terminal rows")
 	flag.StringVar(&b.out, "out", "", "directory for profiles and the report (default: a new directory under bin/bench)")
 	flag.BoolVar(&b.trace, "trace", false, "write an execution trace of rangekeeper's first 5 s into the output directory (go tool trace): where a start's wall time goes")
+	hold := flag.Bool("hold", false, "after filling to the largest size, print the kubeconfig and keep the cluster until interrupted, measuring nothing: for running a tool by hand (strace, perf)")
 	pprof := flag.Bool("pprof", false, "serve pprof from rangekeeper (loopback) and save heap and CPU profiles: for diagnosis, not for the figures")
 	flag.Parse()
 
@@ -149,6 +150,9 @@ func run() error {
 		if err := pop.grow(ctx, pods, *workers, b.logf); err != nil {
 			return err
 		}
+		if *hold {
+			continue
+		}
 		for run := range *runs {
 			for _, t := range tools {
 				if ctx.Err() != nil {
@@ -162,6 +166,11 @@ func run() error {
 				all = append(all, r)
 			}
 		}
+	}
+	if *hold {
+		b.logf("holding the cluster: KUBECONFIG=%s (context %s); interrupt to stop", b.kubeconfig, b.context)
+		<-ctx.Done()
+		return nil
 	}
 	rep := report(all, sizes, tools, b)
 	fmt.Print(rep)

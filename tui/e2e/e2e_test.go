@@ -43,7 +43,7 @@ func need(t *testing.T) string {
 }
 
 type pane struct {
-	t      *testing.T
+	t      testing.TB
 	tmux   string
 	socket string
 }
@@ -105,7 +105,7 @@ var workbench struct {
 
 // buildWorkbench builds the rangekeeper binary (once for the package's tests) and returns its
 // path.
-func buildWorkbench(t *testing.T) string {
+func buildWorkbench(t testing.TB) string {
 	t.Helper()
 	workbench.once.Do(func() {
 		if workbench.dir, workbench.err = os.MkdirTemp("", "rk-e2e-bin-"); workbench.err != nil {
@@ -131,7 +131,7 @@ func buildWorkbench(t *testing.T) string {
 // startPane runs shellCmd in a detached w×h tmux session (its own server on socket, removed when
 // the test ends), with env added to the environment. The shell keeps the pane after the command
 // exits, printing "<what> exited N", so a crash or the exit status stays readable.
-func startPane(t *testing.T, tmux, socket string, w, h int, what, shellCmd string, env ...string) pane {
+func startPane(t testing.TB, tmux, socket string, w, h int, what, shellCmd string, env ...string) pane {
 	t.Helper()
 	p := pane{t: t, tmux: tmux, socket: socket}
 	cmd := exec.Command(tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "rk", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
