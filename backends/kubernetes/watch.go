@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -90,9 +89,9 @@ type watcher struct {
 
 // Watch lists the releases with informers (list + watch), emits one EventReset, then one
 // EventUpsert or EventRemove per changed release. The first reset comes as soon as pods and
-// release records have listed; when the CiliumNetworkPolicies (JSON, and as many as releases)
-// are still listing, its sandboxes carry PosturePending and a second reset follows once they
-// have. A dropped watch is resumed (or re-listed) by the informers; when the API server itself
+// release records have listed; the CiliumNetworkPolicies (JSON, and as many as releases) list
+// after them, so with Cilium the first reset's sandboxes carry PosturePending and a second reset
+// follows once the policies have listed. A dropped watch is resumed (or re-listed) by the informers; when the API server itself
 // is unreachable or RBAC refuses, Watch returns the error and the supervisor calls it again,
 // which re-lists from scratch.
 func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
@@ -107,7 +106,8 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	w.cilium = b.hasCilium(ctx)
 	b.refreshSnapshotCapability(ctx) // so Unsupported, called by the UI, never waits
 
-	var synced, policiesSynced []cache.InformerSynced
+	var synced, policiesSynced []cache.DoneChecker
+	var startPolicies []func()
 	for _, ns := range b.listNamespaces() {
 		pf := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelService }))
@@ -144,19 +144,23 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			}
 			w.policies = append(w.policies, ci)
 			policiesSynced = append(policiesSynced, ok)
-			df.Start(ctx.Done())
+			startPolicies = append(startPolicies, func() { df.Start(ctx.Done()) })
 		}
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !allDone(ctx, synced) {
 		return w.result(ctx)
 	}
-	// Policies that listed as fast as the pods need no second reset.
+	// The policies list only now: listed beside the pods, their JSON took half the CPU (ours and
+	// the API server's) the table waited for; the table comes first, its network posture pending.
+	for _, start := range startPolicies {
+		start()
+	}
 	var policiesDone chan struct{}
-	w.policiesSynced = !slices.ContainsFunc(policiesSynced, func(ok cache.InformerSynced) bool { return !ok() })
+	w.policiesSynced = len(policiesSynced) == 0
 	if !w.policiesSynced {
 		policiesDone = make(chan struct{})
 		go func() {
-			if cache.WaitForCacheSync(ctx.Done(), policiesSynced...) {
+			if allDone(ctx, policiesSynced) {
 				close(policiesDone)
 			}
 		}()
@@ -184,6 +188,20 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	}
 }
 
+// allDone waits until every checker is done (an informer's handler has seen its whole initial
+// list: a channel, so the reset follows at once rather than at client-go's next 100 ms poll);
+// false when ctx ends first.
+func allDone(ctx context.Context, checkers []cache.DoneChecker) bool {
+	for _, c := range checkers {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-c.Done():
+		}
+	}
+	return true
+}
+
 // result is nil when the caller cancelled, else the error that ended the watch.
 func (w *watcher) result(ctx context.Context) error {
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -194,7 +212,7 @@ func (w *watcher) result(ctx context.Context) error {
 
 // prepare wires an informer before it starts: a transform, the release index, the event
 // handler and the watch-error handler. It returns the handler's sync check.
-func (w *watcher) prepare(inf cache.SharedIndexInformer, slim cache.TransformFunc, key cache.IndexFunc) (cache.InformerSynced, error) {
+func (w *watcher) prepare(inf cache.SharedIndexInformer, slim cache.TransformFunc, key cache.IndexFunc) (cache.DoneChecker, error) {
 	if err := inf.SetTransform(slim); err != nil {
 		return nil, err
 	}
@@ -212,17 +230,24 @@ func (w *watcher) prepare(inf cache.SharedIndexInformer, slim cache.TransformFun
 		keys, _ := key(obj)
 		w.markDirty(keys...)
 	}
-	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    mark,
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		// An object of the informer's initial list marks nothing: the reset that follows the
+		// list carries it (the policies list after the first reset, and their own reset follows).
+		AddFunc: func(obj any, initial bool) {
+			if initial {
+				w.heard.Store(time.Now().UnixNano())
+				return
+			}
+			mark(obj)
+		},
 		UpdateFunc: func(old, cur any) { mark(old); mark(cur) },
 		DeleteFunc: mark,
 	})
 	if err != nil {
 		return nil, err
 	}
-	// The registration has synced once the handler has seen every listed object, so the reset
-	// can drop those marks instead of re-sending each release as an upsert.
-	return reg.HasSynced, nil
+	// The registration has synced once the handler has seen every listed object.
+	return reg.HasSyncedChecker(), nil
 }
 
 // onWatchError decides between "the informer will recover" (a dropped or expired watch) and
