@@ -37,11 +37,7 @@ func TestWrittenWakesAtAnotherHandlesWrite(t *testing.T) {
 	if err := other.RecordSession(Session{Start: time.Now(), Last: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-ch:
-	case <-time.After(5 * time.Second):
-		t.Fatal("another handle's write did not wake the reader")
-	}
+	mustWake(t, ch, "another handle's write did not wake the reader")
 	next := db.Written()
 	if next == nil || next == ch {
 		t.Fatalf("after a write Written returns %v, want a fresh channel", next)
@@ -63,11 +59,7 @@ func TestWrittenEndsWhenTheFileIsRemoved(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-ch:
-	case <-time.After(5 * time.Second):
-		t.Fatal("removing the file did not wake the waiter")
-	}
+	mustWake(t, ch, "removing the file did not wake the waiter")
 	if db.Written() != nil {
 		t.Error("Written still offers notifications for a removed file")
 	}
@@ -83,11 +75,7 @@ func TestWrittenStopsAtClose(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-ch:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not wake the waiter")
-	}
+	mustWake(t, ch, "Close did not wake the waiter")
 	if db.Written() != nil {
 		t.Error("Written offers notifications after Close")
 	}
@@ -105,4 +93,14 @@ func openTwo(t *testing.T, path string) (*DB, *DB) {
 	}
 	t.Cleanup(func() { db.Close(); other.Close() })
 	return db, other
+}
+
+// mustWake fails with why unless ch closes within 5 s.
+func mustWake(t *testing.T, ch <-chan struct{}, why string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal(why)
+	}
 }
