@@ -413,3 +413,58 @@ func (r *rig) waitFirstBaseline(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// between is a Source that delivers events while a step is between its two reads (the fleets and
+// the activity), in whichever order the step makes them.
+type between struct {
+	Source
+	inject func()
+	first  string
+}
+
+func (b *between) read(kind string) {
+	switch {
+	case b.inject == nil:
+	case b.first == "":
+		b.first = kind
+	case b.first != kind:
+		inject := b.inject
+		b.inject = nil
+		inject()
+	}
+}
+
+func (b *between) Backends() []backends.Backend { b.read("fleet"); return b.Source.Backends() }
+
+func (b *between) Activity(cursor uint64) ([]backends.Activity, uint64, uint64) {
+	b.read("activity")
+	return b.Source.Activity(cursor)
+}
+
+// A network connect and the weakening it causes that land while a step runs are never split so
+// that the weakening is seen without its cause: the alert names the connect (it was missing
+// under load when the step read the activity before the fleets).
+func TestAlertKeepsItsCauseWhenBothArriveMidStep(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"))
+	src := &between{Source: r.sup}
+	w, err := New(src, r.db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Step() // the baseline
+	connect := backends.Activity{Time: time.Now(), SandboxID: "docker:test/p1", Member: "agent", Kind: sandbox.ActNetConnect,
+		Actor: "docker network connect", Detail: "joined network egress"}
+	src.inject = func() {
+		r.send(t, backends.Event{Type: backends.EventActivity, Activity: &connect})
+		r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", egress)})
+	}
+	w.Step()
+	w.Step()
+	as := r.alerts(t)
+	if len(as) != 1 || as[0].Rule != "CMP-N03" {
+		t.Fatalf("alerts %+v, want the one weakening", as)
+	}
+	if as[0].Event == nil || as[0].Event.Kind != sandbox.ActNetConnect {
+		t.Errorf("the alert lost its cause: event %+v, cause %q", as[0].Event, as[0].Cause)
+	}
+}

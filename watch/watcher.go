@@ -157,10 +157,26 @@ func (w *Watcher) interval(notified bool) time.Duration {
 // benchmarks may call it directly.
 func (w *Watcher) Step() {
 	now := w.opts.Now()
+	w.mu.Lock()
+	// The fleets are read before the activity: an activity and the posture change it caused
+	// that arrive while this step runs are then seen together, or the activity now and the
+	// change at the next step, never the change without its cause.
+	type changed struct {
+		name  string
+		fleet []backends.Sandbox
+		ready bool
+	}
+	var fleets []changed
+	for _, b := range w.src.Backends() {
+		name := b.Name()
+		ready := w.ready(name) // before the fleet: a fleet read before the first list proves nothing gone
+		if fleet, ok := w.seen.Changed(w.src, name); ok {
+			fleets = append(fleets, changed{name, fleet, ready})
+		}
+	}
 	acts, next, _ := w.src.Activity(w.cursor)
 	w.cursor = next
-	w.mu.Lock()
-	w.rebaselineFromJournal(now) // first: an exec of our own action is attributed to it
+	w.rebaselineFromJournal(now) // before the activity: an exec of our own action is attributed to it
 	var raised []state.Alert
 	var gone []string
 	for _, a := range acts {
@@ -171,22 +187,17 @@ func (w *Watcher) Step() {
 			raised = append(raised, *al)
 		}
 	}
-	for _, b := range w.src.Backends() {
-		name := b.Name()
-		fleet, ok := w.seen.Changed(w.src, name)
-		if !ok {
-			continue
-		}
-		present := make(map[string]bool, len(fleet))
-		for _, sb := range fleet {
+	for _, c := range fleets {
+		present := make(map[string]bool, len(c.fleet))
+		for _, sb := range c.fleet {
 			if !sb.Actionable {
 				continue
 			}
 			present[sb.ID] = true
 			raised = append(raised, w.det.observe(sb, now)...)
 		}
-		if w.ready(name) {
-			gone = append(gone, w.det.forgetGone(name, present)...)
+		if c.ready {
+			gone = append(gone, w.det.forgetGone(c.name, present)...)
 		}
 	}
 	dirty := w.det.flush()
