@@ -2,9 +2,14 @@ package state
 
 import (
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
+
+// NotifiedPoll is how often a reader that waits on Written still looks at the file: the
+// notifications are best effort (a network file system may not report another host's writes).
+const NotifiedPoll = 30 * time.Second
 
 // writeNotifier turns the operating system's file-change notifications for the state file
 // (inotify, kqueue, ReadDirectoryChangesW, through fsnotify) into a broadcast channel, so the

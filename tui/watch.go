@@ -49,12 +49,9 @@ type watchCursor struct {
 
 // WatchPoll bounds how long the workbench goes without re-reading the alerts and quarantines
 // (another process may have acknowledged, quarantined or released) where the state file cannot
-// report writes. Where it can, each write wakes the workbench and WatchPollNotified is only a
-// safety net (a network file system may not report another host's writes).
-var (
-	WatchPoll         = time.Second
-	WatchPollNotified = 30 * time.Second
-)
+// report writes. Where it can, each write wakes the workbench and state.NotifiedPoll is only a
+// safety net.
+var WatchPoll = time.Second
 
 // initWatch installs the fleet's row marks, alert line and quarantine status.
 func (m *Model) initWatch() {
@@ -121,7 +118,7 @@ func waitWatch(ctx context.Context, w *watch.Watcher, db *state.DB, at watchCurs
 		if !first {
 			poll := WatchPoll
 			if at.written != nil {
-				poll = WatchPollNotified
+				poll = state.NotifiedPoll
 			}
 			select {
 			case <-ctx.Done():

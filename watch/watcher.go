@@ -141,13 +141,13 @@ func (w *Watcher) Run(ctx context.Context) {
 }
 
 // interval is how long Run waits for the state file when nothing else wakes it: Options.Interval
-// when set, else 30 s with write notifications and 2 s without.
+// when set, else state.NotifiedPoll with write notifications and 2 s without.
 func (w *Watcher) interval(notified bool) time.Duration {
 	switch {
 	case w.opts.Interval > 0:
 		return w.opts.Interval
 	case notified:
-		return 30 * time.Second
+		return state.NotifiedPoll
 	}
 	return 2 * time.Second
 }

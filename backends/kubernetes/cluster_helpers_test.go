@@ -156,11 +156,11 @@ func watch(t testing.TB, b *Backend, f *fleet) (<-chan error, context.CancelFunc
 	return done, cancel
 }
 
-// allRunning reports whether the release has n members, all running.
 // settled is allRunning with the complete posture: the first reset may come before the
 // CiliumNetworkPolicies have listed, with the network findings still pending.
 func settled(sb backends.Sandbox, n int) bool { return sb.PosturePending == "" && allRunning(sb, n) }
 
+// allRunning reports whether the release has n members, all running.
 func allRunning(sb backends.Sandbox, n int) bool {
 	if len(sb.Members) != n {
 		return false

@@ -33,6 +33,16 @@ func gatedBackend(t *testing.T, c *kubetest.Cluster, ns, resource string) (*Back
 	return testBackend(t, c, rc, ns), gate
 }
 
+// waitHeld fails the test unless a list of the gate's resource is held back within 30 s.
+func (g *listGate) waitHeld(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); g.held.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the %s list was never held back: the test proves nothing", g.resource)
+		}
+	}
+}
+
 func (g *listGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if strings.HasSuffix(req.URL.Path, "/"+g.resource) && req.URL.Query().Get("limit") != "1" {
 		g.held.Add(1)
@@ -72,11 +82,7 @@ func TestFirstResetDoesNotWaitForPolicies(t *testing.T) {
 	sid := "k8s:envtest/" + ns + "/" + r.name
 	f.wait(t, 90*time.Second, "the release, policies held back", func(m map[string]backends.Sandbox) bool { _, ok := m[sid]; return ok })
 	sb, _ := f.get(sid)
-	for deadline := time.Now().Add(30 * time.Second); gate.held.Load() == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) { // the policies list right after the first table
-			t.Fatal("the policy list was never held back: the test proves nothing")
-		}
-	}
+	gate.waitHeld(t) // the policies list right after the first table
 	if sb.PosturePending == "" || slices.ContainsFunc(sb.Findings, func(fd backends.Finding) bool { return fd.RuleID == "K8S-N01" }) {
 		t.Fatalf("first table: pending %q, findings %v; want pending and no policy verdict", sb.PosturePending, sb.Findings)
 	}
@@ -114,11 +120,7 @@ func TestNoActivityBeforeTheFirstReset(t *testing.T) {
 	b, gate := gatedBackend(t, c, ns, "secrets")
 	f := newFleet()
 	watch(t, b, f)
-	for deadline := time.Now().Add(30 * time.Second); gate.held.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the records list was never held back: the test proves nothing")
-		}
-	}
+	gate.waitHeld(t)
 	time.Sleep(time.Second) // the pod informer, not held, has listed by now
 	ctx := context.Background()
 	pods, err := plain.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelInstance + "=" + r.name})

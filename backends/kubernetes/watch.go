@@ -90,10 +90,10 @@ type watcher struct {
 // Watch lists the releases with informers (list + watch), emits one EventReset, then one
 // EventUpsert or EventRemove per changed release. The first reset comes as soon as pods and
 // release records have listed; the CiliumNetworkPolicies (JSON, and as many as releases) list
-// after them, so with Cilium the first reset's sandboxes carry PosturePending and a second reset
-// follows once the policies have listed. A dropped watch is resumed (or re-listed) by the informers; when the API server itself
-// is unreachable or RBAC refuses, Watch returns the error and the supervisor calls it again,
-// which re-lists from scratch.
+// after them, so with Cilium the first reset's sandboxes carry PosturePending and a second
+// reset follows once the policies have listed. A dropped watch is resumed (or re-listed) by the
+// informers; when the API server itself is unreachable or RBAC refuses, Watch returns the error
+// and the supervisor calls it again, which re-lists from scratch.
 func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	helmRecords, err := b.preflight(ctx)
 	if err != nil {

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 }
 
 // need skips without tmux, except in CI where a missing tool must fail the run.
-func need(t *testing.T) string {
+func need(t testing.TB) string {
 	t.Helper()
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {

@@ -23,10 +23,7 @@ import (
 //	go test -run '^$' -bench IdleWorkbench -benchtime 3x ./tui/e2e/
 func BenchmarkIdleWorkbench(b *testing.B) {
 	const window = 10 * time.Second
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		b.Skipf("no tmux: %v", err)
-	}
+	tmux := need(b)
 	dockertest.Engine(b)
 	bin := buildWorkbench(b)
 	dir := b.TempDir()
