@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"testing"
 	"time"
@@ -32,6 +33,8 @@ func TestScreenPredicates(t *testing.T) {
 		{"k9s one pod short", k9s.full(k9sSome, 2500, 5000), false},
 		{"k9s filtered", k9s.filtered(k9sFilter, 2), true},
 		{"k9s unfiltered", k9s.filtered(k9sFull, 2), false},
+		{"rangekeeper help open", rk.helpShown("rangekeeper keys\n\nNavigation\n"), true},
+		{"rangekeeper help closed", rk.helpShown(rkFull), false},
 	}
 	for _, tc := range cases {
 		if tc.got != tc.want {
@@ -54,6 +57,22 @@ func TestSizesAndMedian(t *testing.T) {
 	}
 	if m := median([]float64{4, 1, 2, 3}); m != 2.5 {
 		t.Errorf("median even = %v", m)
+	}
+	var ds []time.Duration
+	for i := 1; i <= 100; i++ {
+		ds = append(ds, time.Duration(i)*time.Millisecond)
+	}
+	if q := quantile(ds, 0.99); q != 99 {
+		t.Errorf("p99 of 1..100 ms = %v, want 99 (the second largest)", q)
+	}
+	if q := quantile(ds[:30], 0.99); q != 30 {
+		t.Errorf("p99 of 1..30 ms = %v, want 30 (the largest)", q)
+	}
+	if q := quantile(nil, 0.5); !math.IsNaN(q) {
+		t.Errorf("quantile of nothing = %v, want NaN", q)
+	}
+	if v := keysOr(result{}, 5); !math.IsNaN(v) {
+		t.Errorf("keysOr without keys = %v, want NaN (not shown)", v)
 	}
 }
 

@@ -40,6 +40,7 @@ type bench struct {
 	loadProfile         time.Duration
 	pprofAddr           string
 	trace               bool
+	keys                bool
 	start               time.Time
 }
 
@@ -74,7 +75,9 @@ func run() error {
 	flag.IntVar(&b.width, "width", 200, "terminal columns")
 	flag.IntVar(&b.height, "height", 50, "terminal rows")
 	flag.StringVar(&b.out, "out", "", "directory for profiles and the report (default: a new directory under bin/bench)")
+	flag.BoolVar(&b.keys, "keys", true, "per run, start each tool again and time help-key presses to the screen until its table is full (key-to-frame while loading)")
 	flag.BoolVar(&b.trace, "trace", false, "write an execution trace of rangekeeper's first 5 s into the output directory (go tool trace): where a start's wall time goes")
+	again := flag.Bool("again", false, "after the report, keep the cluster and measure every tool again at the largest size at each SIGUSR1 (rebuild a binary in between): one fill, several before/after rounds; interrupt to stop")
 	hold := flag.Bool("hold", false, "after filling to the largest size, print the kubeconfig and keep the cluster until interrupted, measuring nothing: for running a tool by hand (strace, perf)")
 	pprof := flag.Bool("pprof", false, "serve pprof from rangekeeper (loopback) and save heap and CPU profiles: for diagnosis, not for the figures")
 	flag.Parse()
@@ -153,18 +156,9 @@ func run() error {
 		if *hold {
 			continue
 		}
-		for run := range *runs {
-			for _, t := range tools {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				b.logf("%d pods, run %d/%d: %s", pods, run+1, *runs, t.name)
-				r := b.measure(ctx, t, pods, run)
-				if r.err != nil {
-					b.logf("  %s: %v", t.name, r.err)
-				}
-				all = append(all, r)
-			}
+		all = append(all, b.round(ctx, tools, pods, *runs, "")...)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
 	if *hold {
@@ -174,7 +168,62 @@ func run() error {
 	}
 	rep := report(all, sizes, tools, b)
 	fmt.Print(rep)
-	return os.WriteFile(filepath.Join(b.out, "report.txt"), []byte(rep), 0o644)
+	if err := os.WriteFile(filepath.Join(b.out, "report.txt"), []byte(rep), 0o644); err != nil || !*again {
+		return err
+	}
+	return b.measureAgain(ctx, tools, sizes[len(sizes)-1], *runs)
+}
+
+// measureAgain measures every tool at the held fleet size at each SIGUSR1 until ctx ends,
+// printing (and saving as report-N.txt) one report per round.
+func (b *bench) measureAgain(ctx context.Context, tools []*tool, pods, runs int) error {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	for round := 2; ; round++ {
+		b.logf("holding %d pods: kill -USR1 %d to measure again; interrupt to stop", pods, os.Getpid())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-usr1:
+		}
+		all := b.round(ctx, tools, pods, runs, fmt.Sprintf("round %d, ", round))
+		if ctx.Err() != nil {
+			return nil
+		}
+		rep := report(all, []int{pods}, tools, b)
+		fmt.Print(rep)
+		if err := os.WriteFile(filepath.Join(b.out, fmt.Sprintf("report-%d.txt", round)), []byte(rep), 0o644); err != nil {
+			return err
+		}
+	}
+}
+
+// round measures every tool runs times at one fleet size, alternating the tools.
+func (b *bench) round(ctx context.Context, tools []*tool, pods, runs int, label string) []result {
+	var all []result
+	for run := range runs {
+		for _, t := range tools {
+			if ctx.Err() != nil {
+				return all
+			}
+			b.logf("%s%d pods, run %d/%d: %s", label, pods, run+1, runs, t.name)
+			r := b.measure(ctx, t, pods, run)
+			if r.err != nil {
+				b.logf("  %s: %v", t.name, r.err)
+			}
+			if b.keys && ctx.Err() == nil {
+				r.keys, r.keysErr = b.keysWhileLoading(ctx, t, pods, run)
+				if r.keysErr != nil {
+					b.logf("  %s keys while loading: %v", t.name, firstLines(r.keysErr.Error(), 1))
+				} else if len(r.keys) > 0 {
+					b.logf("  %s: %d keys while loading, p50 %.1f ms, p99 %.1f ms", t.name, len(r.keys), quantile(r.keys, 0.5), quantile(r.keys, 0.99))
+				}
+			}
+			all = append(all, r)
+		}
+	}
+	return all
 }
 
 func parseSizes(s string) ([]int, error) {

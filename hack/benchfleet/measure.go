@@ -15,14 +15,16 @@ import (
 type result struct {
 	tool      string
 	pods      int
-	fullTable time.Duration // start → complete live table
-	filter    time.Duration // typing the filter → the filtered table on screen
-	rssFull   uint64        // when the table first became complete
-	rssIdle   uint64        // after the idle period
-	rssPeak   uint64        // highest sample during the idle period
-	idleCPU   float64       // % of one core over the CPU window at the end of the idle period
-	err       error         // the run failed: no figure counts
-	filterErr error         // only the filter never reached the screen
+	fullTable time.Duration   // start → complete live table
+	filter    time.Duration   // typing the filter → the filtered table on screen
+	rssFull   uint64          // when the table first became complete
+	rssIdle   uint64          // after the idle period
+	rssPeak   uint64          // highest sample during the idle period
+	idleCPU   float64         // % of one core over the CPU window at the end of the idle period
+	err       error           // the run failed: no figure counts
+	filterErr error           // only the filter never reached the screen
+	keys      []time.Duration // key press → frame, while loading (a second start)
+	keysErr   error           // the keys phase failed (its figures do not count)
 }
 
 // measure runs one tool once: start it in a fresh tmux pane with a fresh home, wait for the full

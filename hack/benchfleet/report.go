@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 	}
 	secs := func(v float64) string { return fmt.Sprintf("%.2f s", v) }
 	ms := func(v float64) string { return fmt.Sprintf("%.0f ms", v) }
+	ms1 := func(v float64) string { return fmt.Sprintf("%.1f ms", v) }
 	mibs := func(v float64) string { return fmt.Sprintf("%.0f MiB", v) }
 	pct := func(v float64) string { return fmt.Sprintf("%.2f %%", v) }
 	metrics := []metric{
@@ -31,6 +33,9 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 		{"RSS after idle", func(r result) float64 { return float64(r.rssIdle) / (1 << 20) }, mibs},
 		{"RSS peak while idle", func(r result) float64 { return float64(r.rssPeak) / (1 << 20) }, mibs},
 		{"idle CPU (of a core)", func(r result) float64 { return r.idleCPU }, pct},
+		{"keys while loading", func(r result) float64 { return keysOr(r, float64(len(r.keys))) }, func(v float64) string { return fmt.Sprintf("%.0f", v) }},
+		{"key→frame p50 loading", func(r result) float64 { return keysOr(r, quantile(r.keys, 0.5)) }, ms1},
+		{"key→frame p99 loading", func(r result) float64 { return keysOr(r, quantile(r.keys, 0.99)) }, ms1},
 	}
 	for _, pods := range sizes {
 		fmt.Fprintf(&w, "\n%d pods (%d releases)\n", pods, pods/b.spec.perRel)
@@ -52,11 +57,13 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 				var vs []float64
 				for _, r := range all {
 					if r.tool == t.name && r.pods == pods && r.err == nil && (m.name != "filter to screen" || r.filterErr == nil) {
-						vs = append(vs, m.get(r))
+						if v := m.get(r); !math.IsNaN(v) {
+							vs = append(vs, v)
+						}
 					}
 				}
 				if len(vs) == 0 {
-					fmt.Fprintf(&w, " %14s", "not reached")
+					fmt.Fprintf(&w, " %14s", "-")
 					med = append(med, 0)
 					continue
 				}
@@ -82,11 +89,19 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 		}
 	}
 	for _, r := range all {
-		if err := errors.Join(r.err, r.filterErr); err != nil {
+		if err := errors.Join(r.err, r.filterErr, r.keysErr); err != nil {
 			fmt.Fprintf(&w, "\n%s at %d pods: %v\n", r.tool, r.pods, firstLines(err.Error(), 60))
 		}
 	}
 	return w.String()
+}
+
+// keysOr is v when the run's keys-while-loading phase measured something, else NaN (not shown).
+func keysOr(r result, v float64) float64 {
+	if r.keysErr != nil || len(r.keys) == 0 {
+		return math.NaN()
+	}
+	return v
 }
 
 func median(vs []float64) float64 {

@@ -23,6 +23,10 @@ type tool struct {
 	filtered func(screen string, perRelease int) bool
 	// filterKeys opens the filter prompt; the filter text and Enter follow.
 	filterKeys []string
+	// helpKey toggles the help; helpShown reports whether the screen shows it (nil: the
+	// tool's responsiveness while loading is not measured).
+	helpKey   string
+	helpShown func(screen string) bool
 }
 
 // isolatedEnv gives a tool a home of its own and no route off the machine: any HTTP client that
@@ -78,6 +82,8 @@ func rangekeeperTool(name, bin string) *tool {
 			return m != nil && m[1] == "1"
 		},
 		filterKeys: []string{"/"},
+		helpKey:    "?",
+		helpShown:  func(s string) bool { return strings.Contains(s, "rangekeeper keys") },
 	}
 }
 

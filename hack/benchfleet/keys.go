@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// keysWhileLoading starts the tool again with a fresh home and, from its first frame until its
+// table is full, opens and closes the help every 50 ms, timing each key press to the first
+// captured screen that shows its effect: how responsive the workbench stays while it loads.
+// The resolution is one capture-pane (a tmux process, a few ms). Tools without a help marker
+// (k9s) are not measured.
+func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) ([]time.Duration, error) {
+	if t.helpShown == nil {
+		return nil, nil
+	}
+	releases := pods / b.spec.perRel
+	dir, err := os.MkdirTemp(b.work, fmt.Sprintf("%s-%d-%d-keys-", t.name, pods, run))
+	if err != nil {
+		return nil, err
+	}
+	argv, env, err := t.setup(t, dir, b)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPane(fmt.Sprintf("benchfleet-%d-%s-keys", os.Getpid(), t.name), b.width, b.height)
+	if err != nil {
+		return nil, err
+	}
+	pid := 0
+	defer func() {
+		p.kill()
+		if pid > 0 {
+			stopPID(pid, t.bin, 3*time.Second)
+		}
+	}()
+	if pid, err = p.start(argv, env); err != nil {
+		return nil, err
+	}
+	if _, _, err := p.waitFor(ctx, func(s string) bool { return strings.TrimSpace(s) != "" }, 5*time.Millisecond, 30*time.Second); err != nil {
+		return nil, fmt.Errorf("no first frame: %w", err)
+	}
+	var lat []time.Duration
+	deadline := time.Now().Add(b.loadTimeout)
+	for open := false; ; {
+		k0 := time.Now()
+		if err := p.keys(t.helpKey); err != nil {
+			return lat, err
+		}
+		open = !open
+		at, s, err := p.waitFor(ctx, func(s string) bool { return t.helpShown(s) == open }, 0, 10*time.Second)
+		if err != nil {
+			return lat, fmt.Errorf("key %d (help open=%v) never reached the screen: %w", len(lat)+1, open, err)
+		}
+		lat = append(lat, at.Sub(k0))
+		if !open && t.full(s, releases, pods) {
+			return lat, nil
+		}
+		if at.After(deadline) {
+			return lat, fmt.Errorf("no full table within %s", b.loadTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// quantile is the smallest sample that at least q of the samples do not exceed (NaN when
+// there are none): with 30 samples p99 is the largest.
+func quantile(ds []time.Duration, q float64) float64 {
+	if len(ds) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := max(0, int(math.Ceil(q*float64(len(s))))-1)
+	return float64(s[i].Microseconds()) / 1000
+}
