@@ -11,26 +11,28 @@ import (
 )
 
 // keysWhileLoading starts the tool again with a fresh home and, from its first frame until its
-// table is full, opens and closes the help every 50 ms, timing each key press to the first
-// captured screen that shows its effect: how responsive the workbench stays while it loads.
-// The resolution is one capture-pane (a tmux process, a few ms). Tools without a help marker
-// (k9s) are not measured.
-func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) ([]time.Duration, error) {
+// table is full, opens and closes the help every 50 ms, timing each key press (from send-keys'
+// return) to the first captured screen that shows its effect: how responsive the workbench
+// stays while it loads.
+// Then, the table full, idleKeys more presses give the floor (the terminal path: tmux, the
+// renderer's frame rate, the capture itself, whose resolution is one tmux process). Tools
+// without a help marker (k9s) are not measured.
+func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (loading, idle []time.Duration, err error) {
 	if t.helpShown == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	releases := pods / b.spec.perRel
 	dir, err := os.MkdirTemp(b.work, fmt.Sprintf("%s-%d-%d-keys-", t.name, pods, run))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	argv, env, err := t.setup(t, dir, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := newPane(fmt.Sprintf("benchfleet-%d-%s-keys", os.Getpid(), t.name), b.width, b.height)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pid := 0
 	defer func() {
@@ -40,33 +42,42 @@ func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) ([
 		}
 	}()
 	if pid, err = p.start(argv, env); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, _, err := p.waitFor(ctx, func(s string) bool { return strings.TrimSpace(s) != "" }, 5*time.Millisecond, 30*time.Second); err != nil {
-		return nil, fmt.Errorf("no first frame: %w", err)
+		return nil, nil, fmt.Errorf("no first frame: %w", err)
 	}
-	var lat []time.Duration
 	deadline := time.Now().Add(b.loadTimeout)
-	for open := false; ; {
-		k0 := time.Now()
+	for open, full := false, false; len(idle) < idleKeys; {
 		if err := p.keys(t.helpKey); err != nil {
-			return lat, err
+			return loading, idle, err
 		}
+		k0 := time.Now() // the key is in the pane once send-keys returns; its own start-up is not the tool's
 		open = !open
-		at, s, err := p.waitFor(ctx, func(s string) bool { return t.helpShown(s) == open }, 0, 10*time.Second)
+		at, s, err := p.poll(ctx, func(s string) bool { return t.helpShown(s) == open }, 10*time.Second)
 		if err != nil {
-			return lat, fmt.Errorf("key %d (help open=%v) never reached the screen: %w", len(lat)+1, open, err)
+			return loading, idle, fmt.Errorf("key %d (help open=%v) never reached the screen: %w", len(loading)+len(idle)+1, open, err)
 		}
-		lat = append(lat, at.Sub(k0))
-		if !open && t.full(s, releases, pods) {
-			return lat, nil
+		if full {
+			idle = append(idle, at.Sub(k0))
+		} else {
+			loading = append(loading, at.Sub(k0))
 		}
-		if at.After(deadline) {
-			return lat, fmt.Errorf("no full table within %s", b.loadTimeout)
+		if !open && !full {
+			if full = t.full(s, releases, pods); full {
+				time.Sleep(2 * time.Second) // past the load's tail
+			}
+		}
+		if !full && at.After(deadline) {
+			return loading, idle, fmt.Errorf("no full table within %s", b.loadTimeout)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return loading, idle, nil
 }
+
+// idleKeys is how many presses measure the floor once the table is full.
+const idleKeys = 20
 
 // quantile is the smallest sample that at least q of the samples do not exceed (NaN when
 // there are none): with 30 samples p99 is the largest.

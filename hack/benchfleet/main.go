@@ -213,11 +213,12 @@ func (b *bench) round(ctx context.Context, tools []*tool, pods, runs int, label 
 				b.logf("  %s: %v", t.name, r.err)
 			}
 			if b.keys && ctx.Err() == nil {
-				r.keys, r.keysErr = b.keysWhileLoading(ctx, t, pods, run)
+				r.keys, r.idleKeys, r.keysErr = b.keysWhileLoading(ctx, t, pods, run)
 				if r.keysErr != nil {
 					b.logf("  %s keys while loading: %v", t.name, firstLines(r.keysErr.Error(), 1))
 				} else if len(r.keys) > 0 {
-					b.logf("  %s: %d keys while loading, p50 %.1f ms, p99 %.1f ms", t.name, len(r.keys), quantile(r.keys, 0.5), quantile(r.keys, 0.99))
+					b.logf("  %s: key→frame while loading p50 %.1f ms, p99 %.1f ms (n=%d); when full p50 %.1f ms, p99 %.1f ms (n=%d)", t.name,
+						quantile(r.keys, 0.5), quantile(r.keys, 0.99), len(r.keys), quantile(r.idleKeys, 0.5), quantile(r.idleKeys, 0.99), len(r.idleKeys))
 				}
 			}
 			all = append(all, r)

@@ -24,6 +24,7 @@ type result struct {
 	err       error           // the run failed: no figure counts
 	filterErr error           // only the filter never reached the screen
 	keys      []time.Duration // key press → frame, while loading (a second start)
+	idleKeys  []time.Duration // the same once that start's table is full: the floor
 	keysErr   error           // the keys phase failed (its figures do not count)
 }
 

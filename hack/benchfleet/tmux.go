@@ -113,6 +113,30 @@ func (p *pane) waitFor(ctx context.Context, ok func(string) bool, interval, with
 	}
 }
 
+// poll captures the screen back to back until ok(screen) holds (one tmux process per capture,
+// no liveness check between: the resolution waitFor's timings cannot give), and returns the
+// time of the capture that satisfied it.
+func (p *pane) poll(ctx context.Context, ok func(string) bool, within time.Duration) (time.Time, string, error) {
+	deadline := time.Now().Add(within)
+	last := ""
+	for ctx.Err() == nil {
+		s, err := p.screen()
+		at := time.Now()
+		if err == nil {
+			if last = s; ok(s) {
+				return at, s, nil
+			}
+		}
+		if at.After(deadline) {
+			if p.dead() {
+				return at, last, fmt.Errorf("the tool exited; last screen:\n%s", last)
+			}
+			return at, last, fmt.Errorf("not reached within %s; last screen:\n%s", within, last)
+		}
+	}
+	return time.Now(), last, ctx.Err()
+}
+
 // kill stops the tmux server and with it the tool (SIGHUP).
 func (p *pane) kill() {
 	_, _ = p.tmux("kill-server")
