@@ -70,3 +70,25 @@ func BenchmarkBytes(b *testing.B) {
 		Bytes(rec)
 	}
 }
+
+// baselineRecord is a containment-watch baseline as the state file seals it: a Kubernetes
+// release's posture, whose messages name tokens and credentials (never their values).
+const baselineRecord = `{"sandbox":"k8s:envtest/inspect-bench/rk001250","recorded":"2026-12-04T21:47:57.123456789Z","reason":"first seen","findings":[` +
+	`{"rule":"K8S-H18","severity":"HIGH","axis":"host","member":"agent-env-rk001250-default-0","message":"pod does not run in a sandboxed runtime (gVisor or Kata); the cluster offers none","evidence":"spec.runtimeClassName=\"\""},` +
+	`{"rule":"K8S-T01","severity":"HIGH","axis":"tooling","member":"agent-env-rk001250-default-0","message":"a service-account token is mounted: the agent holds Kubernetes API credentials","evidence":"automountServiceAccountToken"},` +
+	`{"rule":"K8S-T06","severity":"LOW","axis":"network","member":"agent-env-rk001250-default-0","message":"service links inject every Service's address into the environment","evidence":"spec.enableServiceLinks not false"},` +
+	`{"rule":"K8S-H06","severity":"MEDIUM","axis":"host","member":"agent-env-rk001250-default-0","message":"container may run as root","evidence":"containers[default].securityContext.runAsNonRoot not true"},` +
+	`{"rule":"K8S-H18","severity":"HIGH","axis":"host","member":"agent-env-rk001250-victim-0","message":"pod does not run in a sandboxed runtime (gVisor or Kata); the cluster offers none","evidence":"spec.runtimeClassName=\"\""},` +
+	`{"rule":"K8S-T01","severity":"HIGH","axis":"tooling","member":"agent-env-rk001250-victim-0","message":"a service-account token is mounted: the agent holds Kubernetes API credentials","evidence":"automountServiceAccountToken"},` +
+	`{"rule":"K8S-N03","severity":"HIGH","axis":"network","message":"egress to the world: the policy allows toEntities world","evidence":"spec.egress[0].toEntities=world"}` +
+	`],"alerted":{"K8S-T01/agent-env-rk001250-default-0":3}}`
+
+// BenchmarkBytesBaseline seals one baseline (the watch writes one per sandbox it first sees:
+// 25,000 at 50,000 pods).
+func BenchmarkBytesBaseline(b *testing.B) {
+	rec := []byte(baselineRecord)
+	b.SetBytes(int64(len(rec)))
+	for b.Loop() {
+		Bytes(rec)
+	}
+}
