@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -82,4 +83,65 @@ func TestReleaseAfterLoadGivesUpWaitingAtMost(t *testing.T) {
 	if released.Load() != 1 {
 		t.Error("released after the command ended")
 	}
+}
+
+// After the load, memory is released at a check that finds the fleet unchanged since the one
+// before and enough of the heap free; a changing fleet or a small free heap holds it back.
+func TestReleaseAfterBurstsWaitsForAQuietFleetAndFreeMemory(t *testing.T) {
+	const interval = 40 * time.Millisecond
+	f := newFakeLoad()
+	var free atomic.Uint64
+	released := make(chan struct{}, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		releaseAfterBursts(ctx, f, interval, 100, free.Load, func() { released <- struct{}{} })
+		close(done)
+	}()
+	quietFor := func(d time.Duration) bool { // true if a release came within d
+		select {
+		case <-released:
+			return true
+		case <-time.After(d):
+			return false
+		}
+	}
+	free.Store(99)
+	if quietFor(5 * interval) {
+		t.Fatal("released with less free than the threshold")
+	}
+	free.Store(1000)
+	stop := make(chan struct{})
+	go func() { // a burst: the fleet changes faster than the checks
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(interval / 4):
+				f.change()
+			}
+		}
+	}()
+	if quietFor(5 * interval) {
+		t.Fatal("released while the fleet kept changing")
+	}
+	close(stop)
+	if !quietFor(5 * time.Second) {
+		t.Fatal("never released once the fleet was quiet with memory free")
+	}
+	cancel()
+	<-done
+}
+
+// heapFree reads a metric this runtime has, as a number (a misspelt name reads as 0 for ever).
+func TestHeapFreeMetricExists(t *testing.T) {
+	for _, d := range metrics.All() {
+		if d.Name == heapFreeMetric {
+			if d.Kind != metrics.KindUint64 {
+				t.Fatalf("%s is of kind %v", heapFreeMetric, d.Kind)
+			}
+			return
+		}
+	}
+	t.Fatalf("the runtime has no metric %s", heapFreeMetric)
 }
