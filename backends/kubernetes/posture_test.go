@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"unsafe"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -310,3 +311,33 @@ func TestPolicyFindings(t *testing.T) {
 }
 
 func mustQty(s string) resource.Quantity { return resource.MustParse(s) }
+
+// Pods cached by one table share their label strings (keys, and values like the chart's and
+// the service's), keep their own values where they differ, and leave the decoded pod's map alone.
+func TestCachedPodsShareLabelStrings(t *testing.T) {
+	mk := func(name, instance string) *corev1.Pod {
+		// Each string its own allocation, as decoded from the wire.
+		k := func(s string) string { return string([]byte(s)) }
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{
+			k(LabelInstance): k(instance), k(LabelService): k("default"), k("app.kubernetes.io/name"): k("agent-env")}}}
+	}
+	a, b := mk("a-default-0", "rel-a"), mk("b-default-0", "rel-b")
+	specs := newSpecTable(PostureOptions{})
+	ca, cb := specs.cache(a), specs.cache(b)
+	if ca.Labels[LabelInstance] != "rel-a" || cb.Labels[LabelInstance] != "rel-b" || cb.Labels[LabelService] != "default" {
+		t.Fatalf("labels changed: %v / %v", ca.Labels, cb.Labels)
+	}
+	if unsafe.StringData(ca.Labels[LabelService]) != unsafe.StringData(cb.Labels[LabelService]) {
+		t.Error("the two pods keep separate copies of the value \"default\"")
+	}
+	for k := range ca.Labels {
+		for k2 := range cb.Labels {
+			if k == k2 && unsafe.StringData(k) != unsafe.StringData(k2) {
+				t.Errorf("the two pods keep separate copies of the key %q", k)
+			}
+		}
+	}
+	if len(a.Labels) != 3 {
+		t.Errorf("the decoded pod's labels were changed: %v", a.Labels)
+	}
+}

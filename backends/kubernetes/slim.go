@@ -71,15 +71,15 @@ func slimContainer(c corev1.Container) corev1.Container {
 }
 
 // slimRecord keeps a Helm release record's identity and labels (name, version, status,
-// inspectSandbox): rangekeeper never reads its annotations or data.
-func slimRecord(obj any) (any, error) {
+// inspectSandbox), interned: rangekeeper never reads its annotations or data.
+func (t *specTable) slimRecord(obj any) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return dropManagedFields(obj)
 	}
 	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
 		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Labels: m.Labels, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+		Labels: t.labels(m.Labels), CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
 	}}, nil
 }
 

@@ -127,7 +127,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			mf := metadatainformer.NewFilteredSharedInformerFactory(b.md, 0, ns,
 				func(o *metav1.ListOptions) { o.LabelSelector = helmOwnerLabel + "=helm" })
 			si := mf.ForResource(secretsGVR).Informer()
-			ok, err := w.prepare(si, slimRecord, releaseKeyOfRecord)
+			ok, err := w.prepare(si, w.specs.slimRecord, releaseKeyOfRecord)
 			if err != nil {
 				return err
 			}
