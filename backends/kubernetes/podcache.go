@@ -54,6 +54,8 @@ type specTable struct {
 	mu   sync.Mutex
 	m    map[string]*podSpec
 	strs map[string]string // label keys and values, each kept once (guarded by mu)
+	// egress: network policies' egress rules, each distinct set kept once (policycache.go)
+	egress map[string][]egressRule
 }
 
 // maxSpecs bounds the table: past it, it starts over (pods already cached keep their spec; only
@@ -64,7 +66,7 @@ const maxSpecs = 4096
 const maxStrings = 8192
 
 func newSpecTable(o PostureOptions) *specTable {
-	return &specTable{opts: o, m: map[string]*podSpec{}, strs: map[string]string{}}
+	return &specTable{opts: o, m: map[string]*podSpec{}, strs: map[string]string{}, egress: map[string][]egressRule{}}
 }
 
 // labels returns in with its keys and values interned: decoded, every pod carries its own copy

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"strings"
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,46 @@ func cachePolicy(obj any) (any, error) {
 		return obj, nil
 	}
 	return policyOf(u), nil
+}
+
+// cachePolicy is cachePolicy with the egress rules interned: the releases of one task carry the
+// same policy, so their rules are kept once (at 50,000 pods, 25,000 policies' rules and their
+// strings were a tenth of the heap). The rules are never modified once cached.
+func (t *specTable) cachePolicy(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	p := policyOf(u)
+	p.egress = t.egressRules(p.egress)
+	return p, nil
+}
+
+func (t *specTable) egressRules(rules []egressRule) []egressRule {
+	if len(rules) == 0 {
+		return nil
+	}
+	var key strings.Builder
+	for _, r := range rules {
+		for _, list := range [][]string{r.entities, r.cidrs, r.domains} {
+			for _, s := range list {
+				key.WriteString(s)
+				key.WriteByte(0)
+			}
+			key.WriteByte(1)
+		}
+		key.WriteByte(2)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if shared, ok := t.egress[key.String()]; ok {
+		return shared
+	}
+	if len(t.egress) >= maxSpecs {
+		clear(t.egress)
+	}
+	t.egress[key.String()] = rules
+	return rules
 }
 
 func policyOf(u *unstructured.Unstructured) *cachedPolicy {

@@ -341,3 +341,35 @@ func TestCachedPodsShareLabelStrings(t *testing.T) {
 		t.Errorf("the decoded pod's labels were changed: %v", a.Labels)
 	}
 }
+
+// Policies with the same egress rules share one cached copy; other rules keep their own, and the
+// posture judged from either is unchanged.
+func TestCachedPoliciesShareEgressRules(t *testing.T) {
+	pol := func(name string, rules ...any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": name, "namespace": "ns"},
+			"spec": map[string]any{"endpointSelector": map[string]any{"matchLabels": map[string]any{LabelInstance: name}}, "egress": rules}}}
+	}
+	world := func() any { return map[string]any{"toEntities": []any{"world"}} }
+	specs := newSpecTable(PostureOptions{})
+	cache := func(u *unstructured.Unstructured) *cachedPolicy {
+		o, err := specs.cachePolicy(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.(*cachedPolicy)
+	}
+	a, b := cache(pol("a", world())), cache(pol("b", world()))
+	c := cache(pol("c", map[string]any{"toCIDR": []any{"10.1.2.0/24"}}))
+	if &a.egress[0] != &b.egress[0] {
+		t.Error("two policies with the same egress keep separate rules")
+	}
+	if &a.egress[0] == &c.egress[0] || len(c.egress[0].cidrs) != 1 {
+		t.Errorf("a different policy shares the rules: %+v", c.egress)
+	}
+	if a.release != "a" || b.release != "b" || !a.hasEgress {
+		t.Errorf("identity lost: %+v / %+v", a, b)
+	}
+	if got, want := fmt.Sprint(policyFindings([]*cachedPolicy{b})), fmt.Sprint(policyFindings(policiesOf([]*unstructured.Unstructured{pol("b", world())}))); got != want {
+		t.Errorf("posture of the shared rules %s, want %s", got, want)
+	}
+}

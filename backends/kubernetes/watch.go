@@ -138,7 +138,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		if w.cilium {
 			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(b.dyn, 0, ns, nil)
 			ci := df.ForResource(ciliumGVR).Informer()
-			ok, err := w.prepare(ci, cachePolicy, releaseKeyOfPolicy)
+			ok, err := w.prepare(ci, w.specs.cachePolicy, releaseKeyOfPolicy)
 			if err != nil {
 				return err
 			}
