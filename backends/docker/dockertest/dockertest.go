@@ -26,10 +26,13 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockerfile"
 )
 
-// LabelTest marks every resource a test creates; LabelRun ties it to one test process.
+// LabelTest marks every resource a test creates; LabelRun ties it to one test process, and
+// LabelOwner names that process ("<pid>:<start time>", as /proc tells), so a later test process
+// can tell a dead run's leftovers from a live run's resources.
 const (
-	LabelTest = "dev.rangekeeper.test"
-	LabelRun  = "dev.rangekeeper.test.run"
+	LabelTest  = "dev.rangekeeper.test"
+	LabelRun   = "dev.rangekeeper.test.run"
+	LabelOwner = "dev.rangekeeper.test.owner"
 )
 
 // RunID identifies this test process's resources.
@@ -41,7 +44,7 @@ var RunID = func() string {
 
 // Labels returns the test labels merged with extra.
 func Labels(extra map[string]string) map[string]string {
-	l := map[string]string{LabelTest: "1", LabelRun: RunID}
+	l := map[string]string{LabelTest: "1", LabelRun: RunID, LabelOwner: owner}
 	for k, v := range extra {
 		l[k] = v
 	}
@@ -283,7 +286,11 @@ func removeLabelled(cli *client.Client, label string, images bool) {
 // Main runs the tests and then sweeps every resource this process labelled, so nothing is left
 // behind even when a test panicked past its cleanups; after runs then (e.g. removing files the
 // package's tests shared). Use it from TestMain.
+//
+// It first sweeps what dead test processes left: a test binary killed by its timeout or a
+// signal never reaches its own sweep.
 func Main(m *testing.M, after ...func()) {
+	SweepDead()
 	code := m.Run()
 	Sweep(RunID)
 	for _, f := range after {

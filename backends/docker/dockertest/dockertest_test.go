@@ -21,3 +21,37 @@ func TestProjectCreatesLabelledRunningContainers(t *testing.T) {
 		t.Fatalf("want 2 running containers, got %d", len(res.Items))
 	}
 }
+
+// A run whose owning process has ended is swept by the next test process; a run with a live
+// owner on any of its resources is not, even beside a dead one (a child that adopted it).
+func TestSweepDeadRemovesOnlyRunsWithNoLiveOwner(t *testing.T) {
+	cli := Engine(t)
+	ctx := context.Background()
+	deadOwner := "999999999:1" // beyond any pid_max
+	mk := func(name, run, own string) {
+		t.Helper()
+		l := Labels(map[string]string{LabelRun: run, LabelOwner: own})
+		if _, err := cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{Labels: l}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), name, client.NetworkRemoveOptions{}) })
+	}
+	deadRun, mixedRun := "dead"+RunID, "mixed"+RunID
+	mk("rktest-dead-"+RunID, deadRun, deadOwner)
+	mk("rktest-mixed-dead-"+RunID, mixedRun, deadOwner)
+	mk("rktest-mixed-live-"+RunID, mixedRun, owner)
+	if !ownerAlive(owner) || ownerAlive(deadOwner) || !ownerAlive("not an owner") {
+		t.Fatalf("ownerAlive: self %v, dead %v, unreadable %v", ownerAlive(owner), ownerAlive(deadOwner), ownerAlive("not an owner"))
+	}
+	SweepDead()
+	has := func(name string) bool {
+		res, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: make(client.Filters).Add("name", name)})
+		return err == nil && len(res.Items) > 0
+	}
+	if has("rktest-dead-" + RunID) {
+		t.Error("a dead run's network survived the sweep")
+	}
+	if !has("rktest-mixed-dead-"+RunID) || !has("rktest-mixed-live-"+RunID) {
+		t.Error("a run with a live owner was swept")
+	}
+}

@@ -1,0 +1,105 @@
+package dockertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// owner is this process as LabelOwner names it.
+var owner = processID(os.Getpid())
+
+// processID names a live process by its PID and start time (field 22 of /proc/PID/stat), so a
+// reused PID does not pass for the process that labelled a resource; "" when /proc cannot say.
+func processID(pid int) string {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) may hold spaces and parentheses: fields count from the last ')'.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return fmt.Sprintf("%d:%s", pid, f[19]) // field 22 is the 20th after the name
+}
+
+// ownerAlive reports whether the process a LabelOwner value names still runs. Values it cannot
+// read count as alive: only runs known to be dead are swept.
+func ownerAlive(label string) bool {
+	var pid int
+	if _, err := fmt.Sscanf(label, "%d:", &pid); err != nil || pid <= 0 {
+		return true
+	}
+	return processID(pid) == label
+}
+
+// SweepDead removes the resources of every test run whose owning process has ended (by the
+// labels on containers, networks, volumes and images), leaving live runs' alone. Resources
+// without an owner label (made before it existed) are left too.
+func SweepDead() {
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	for _, run := range deadRuns(cli) {
+		Sweep(run)
+	}
+}
+
+// deadRuns lists the runs none of whose labelled resources has a live owner. A run's resources
+// may have several owners: a test's child process adopts its parent's run (verify/dockerstage's
+// signal tests), and may die while the parent still counts what it left.
+func deadRuns(cli *client.Client) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := make(client.Filters).Add("label", LabelTest+"=1").Add("label", LabelOwner)
+	dead := map[string]bool{} // run → no live owner seen yet
+	note := func(labels map[string]string) {
+		run, own := labels[LabelRun], labels[LabelOwner]
+		if run == "" || run == RunID {
+			return
+		}
+		alive := ownerAlive(own)
+		if d, seen := dead[run]; !seen || d {
+			dead[run] = !alive
+		}
+	}
+	if cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err == nil {
+		for _, c := range cs.Items {
+			note(c.Labels)
+		}
+	}
+	if ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f}); err == nil {
+		for _, n := range ns.Items {
+			note(n.Labels)
+		}
+	}
+	if vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f}); err == nil {
+		for _, v := range vs.Items {
+			note(v.Labels)
+		}
+	}
+	if is, err := cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f}); err == nil {
+		for _, i := range is.Items {
+			note(i.Labels)
+		}
+	}
+	var out []string
+	for run, d := range dead {
+		if d {
+			out = append(out, run)
+		}
+	}
+	return out
+}
