@@ -47,11 +47,15 @@ func cachePolicy(obj any) (any, error) {
 // same policy, so their rules are kept once (at 50,000 pods, 25,000 policies' rules and their
 // strings were a tenth of the heap). The rules are never modified once cached.
 func (t *specTable) cachePolicy(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	var p *cachedPolicy
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		p = policyOf(o)
+	case *cachedPolicy: // decoded by policyListWatch
+		p = o
+	default:
 		return obj, nil
 	}
-	p := policyOf(u)
 	p.egress = t.egressRules(p.egress)
 	return p, nil
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
@@ -136,15 +135,15 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			mf.Start(ctx.Done())
 		}
 		if w.cilium {
-			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(b.dyn, 0, ns, nil)
-			ci := df.ForResource(ciliumGVR).Informer()
+			ci := cache.NewSharedIndexInformer(policyListWatch(b.cs.CoreV1().RESTClient(), ns), &cachedPolicy{}, 0,
+				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 			ok, err := w.prepare(ci, w.specs.cachePolicy, releaseKeyOfPolicy)
 			if err != nil {
 				return err
 			}
 			w.policies = append(w.policies, ci)
 			policiesSynced = append(policiesSynced, ok)
-			startPolicies = append(startPolicies, func() { df.Start(ctx.Done()) })
+			startPolicies = append(startPolicies, func() { go ci.RunWithContext(ctx) })
 		}
 	}
 	if !allDone(ctx, synced) {
