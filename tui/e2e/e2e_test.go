@@ -140,7 +140,14 @@ func startPane(t testing.TB, tmux, socket string, w, h int, what, shellCmd strin
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "-L", socket, "kill-server").Run() })
+	// The server leaves its socket file behind when killed: find it first, remove it after.
+	path, _ := exec.Command(tmux, "-L", socket, "display-message", "-p", "#{socket_path}").Output()
+	t.Cleanup(func() {
+		_ = exec.Command(tmux, "-L", socket, "kill-server").Run()
+		if p := strings.TrimSpace(string(path)); p != "" {
+			_ = os.Remove(p)
+		}
+	})
 	return p
 }
 
