@@ -34,18 +34,10 @@ func (p *cachedPolicy) DeepCopyObject() runtime.Object {
 	return &c
 }
 
-// cachePolicy is the policy informer's transform (idempotent).
-func cachePolicy(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	return policyOf(u), nil
-}
-
-// cachePolicy is cachePolicy with the egress rules interned: the releases of one task carry the
-// same policy, so their rules are kept once (at 50,000 pods, 25,000 policies' rules and their
-// strings were a tenth of the heap). The rules are never modified once cached.
+// cachePolicy is the policy informer's transform (idempotent): a policy as policyOf reads it,
+// with the egress rules interned. The releases of one task carry the same policy, so their
+// rules are kept once (at 50,000 pods, 25,000 policies' rules and their strings were a tenth of
+// the heap). The rules are never modified once cached.
 func (t *specTable) cachePolicy(obj any) (any, error) {
 	var p *cachedPolicy
 	switch o := obj.(type) {
@@ -87,6 +79,23 @@ func (t *specTable) egressRules(rules []egressRule) []egressRule {
 	return rules
 }
 
+// addDomain adds a toFQDNs entry's destination: its pattern, else its name (none when both are
+// empty), interned.
+func (er *egressRule) addDomain(pattern, name string) {
+	if pattern != "" {
+		er.domains = append(er.domains, unique.Make(pattern).Value())
+	} else if name != "" {
+		er.domains = append(er.domains, unique.Make(name).Value())
+	}
+}
+
+// addRule keeps an egress rule that names any destination policyFindings judges.
+func (p *cachedPolicy) addRule(er egressRule) {
+	if len(er.entities)+len(er.cidrs)+len(er.domains) > 0 {
+		p.egress = append(p.egress, er)
+	}
+}
+
 func policyOf(u *unstructured.Unstructured) *cachedPolicy {
 	p := &cachedPolicy{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion()}}
 	p.release, _, _ = unstructured.NestedString(u.Object, "spec", "endpointSelector", "matchLabels", LabelInstance)
@@ -98,16 +107,12 @@ func policyOf(u *unstructured.Unstructured) *cachedPolicy {
 		if fq, ok := rule["toFQDNs"].([]any); ok {
 			for _, d := range fq {
 				dm, _ := d.(map[string]any)
-				if s, _ := dm["matchPattern"].(string); s != "" {
-					er.domains = append(er.domains, unique.Make(s).Value())
-				} else if s, _ := dm["matchName"].(string); s != "" {
-					er.domains = append(er.domains, unique.Make(s).Value())
-				}
+				pattern, _ := dm["matchPattern"].(string)
+				name, _ := dm["matchName"].(string)
+				er.addDomain(pattern, name)
 			}
 		}
-		if len(er.entities)+len(er.cidrs)+len(er.domains) > 0 {
-			p.egress = append(p.egress, er)
-		}
+		p.addRule(er)
 	}
 	return p
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"unique"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -172,15 +171,9 @@ func decodePolicy(raw []byte, bookmark bool) (*cachedPolicy, error) {
 	for _, r := range *w.Spec.Egress {
 		er := egressRule{entities: nonNil(r.ToEntities), cidrs: nonNil(r.ToCIDR)}
 		for _, d := range r.ToFQDNs {
-			if d.MatchPattern != "" {
-				er.domains = append(er.domains, unique.Make(d.MatchPattern).Value())
-			} else if d.MatchName != "" {
-				er.domains = append(er.domains, unique.Make(d.MatchName).Value())
-			}
+			er.addDomain(d.MatchPattern, d.MatchName)
 		}
-		if len(er.entities)+len(er.cidrs)+len(er.domains) > 0 {
-			p.egress = append(p.egress, er)
-		}
+		p.addRule(er)
 	}
 	return p, nil
 }

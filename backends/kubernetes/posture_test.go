@@ -114,7 +114,7 @@ func samePostureWhenSlim(t *testing.T, pods []*corev1.Pod, pols []*unstructured.
 	t.Helper()
 	var cp []*cachedPolicy
 	for _, u := range pols {
-		o, _ := cachePolicy(u.DeepCopy())
+		o, _ := newSpecTable(PostureOptions{}).cachePolicy(u.DeepCopy())
 		cp = append(cp, o.(*cachedPolicy))
 	}
 	if got := releasePosture(cachedPods(pods...), cp, cilium); fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {

@@ -68,7 +68,7 @@ func BenchmarkInformerCacheBytes(b *testing.B) {
 		pod, pol func(any) (any, error)
 	}{
 		{"full", dropManagedFields, dropManagedFields},
-		{"slim", newSpecTable(PostureOptions{}).transform, cachePolicy},
+		{"slim", newSpecTable(PostureOptions{}).transform, newSpecTable(PostureOptions{}).cachePolicy},
 	} {
 		b.Run("pods/"+tc.name, func(b *testing.B) {
 			b.ReportMetric(retained(b, n, func(i int) any {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -22,28 +21,12 @@ func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (l
 		return nil, nil, nil
 	}
 	releases := pods / b.spec.perRel
-	dir, err := os.MkdirTemp(b.work, fmt.Sprintf("%s-%d-%d-keys-", t.name, pods, run))
+	rn, err := b.launch(t, pods, run, "keys")
 	if err != nil {
 		return nil, nil, err
 	}
-	argv, env, err := t.setup(t, dir, b)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := newPane(fmt.Sprintf("benchfleet-%d-%s-keys", os.Getpid(), t.name), b.width, b.height)
-	if err != nil {
-		return nil, nil, err
-	}
-	pid := 0
-	defer func() {
-		p.kill()
-		if pid > 0 {
-			stopPID(pid, t.bin, 3*time.Second)
-		}
-	}()
-	if pid, err = p.start(argv, env); err != nil {
-		return nil, nil, err
-	}
+	defer rn.stop(t)
+	p := rn.p
 	if _, _, err := p.waitFor(ctx, func(s string) bool { return strings.TrimSpace(s) != "" }, 5*time.Millisecond, 30*time.Second); err != nil {
 		return nil, nil, fmt.Errorf("no first frame: %w", err)
 	}

@@ -33,33 +33,13 @@ type result struct {
 func (b *bench) measure(ctx context.Context, t *tool, pods int, run int) (r result) {
 	r = result{tool: t.name, pods: pods}
 	releases := pods / b.spec.perRel
-	dir, err := os.MkdirTemp(b.work, fmt.Sprintf("%s-%d-%d-", t.name, pods, run))
+	rn, err := b.launch(t, pods, run, "")
 	if err != nil {
 		r.err = err
 		return r
 	}
-	argv, env, err := t.setup(t, dir, b)
-	if err != nil {
-		r.err = err
-		return r
-	}
-	p, err := newPane(fmt.Sprintf("benchfleet-%d-%s", os.Getpid(), t.name), b.width, b.height)
-	if err != nil {
-		r.err = err
-		return r
-	}
-	pid := 0
-	defer func() {
-		p.kill()
-		if pid > 0 {
-			stopPID(pid, t.bin, 3*time.Second)
-		}
-	}()
-	start := time.Now()
-	if pid, err = p.start(argv, env); err != nil {
-		r.err = err
-		return r
-	}
+	defer rn.stop(t)
+	p, pid, dir, start := rn.p, rn.pid, rn.dir, rn.start
 	loadProf := b.profileWhenUp(ctx, t, dir, "cpu-load", fmt.Sprintf("profile?seconds=%d", int(b.loadProfile.Seconds())))
 	defer func() { <-loadProf }()
 	at, _, err := p.waitFor(ctx, func(s string) bool { return t.full(s, releases, pods) }, 25*time.Millisecond, b.loadTimeout)
@@ -119,6 +99,49 @@ func (b *bench) measure(ctx context.Context, t *tool, pods int, run int) (r resu
 	r.filter = at.Sub(f0)
 	b.logf("  %s: filtered in %s", t.name, r.filter.Round(time.Millisecond))
 	return r
+}
+
+// running is one start of a tool: its fresh home, its pane and its PID.
+type running struct {
+	dir   string
+	p     *pane
+	pid   int
+	start time.Time // just before the pane started the tool
+}
+
+// launch starts t in a fresh tmux pane with a fresh home; what ("" or e.g. "keys") tells the
+// starts of one run apart in the home's and the tmux server's names.
+func (b *bench) launch(t *tool, pods, run int, what string) (*running, error) {
+	tag := ""
+	if what != "" {
+		tag = "-" + what
+	}
+	dir, err := os.MkdirTemp(b.work, fmt.Sprintf("%s-%d-%d%s-", t.name, pods, run, tag))
+	if err != nil {
+		return nil, err
+	}
+	argv, env, err := t.setup(t, dir, b)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPane(fmt.Sprintf("benchfleet-%d-%s%s", os.Getpid(), t.name, tag), b.width, b.height)
+	if err != nil {
+		return nil, err
+	}
+	rn := &running{dir: dir, p: p, start: time.Now()}
+	if rn.pid, err = p.start(argv, env); err != nil {
+		rn.stop(t)
+		return nil, err
+	}
+	return rn, nil
+}
+
+// stop ends the tmux server and, should it outlive its pane, the tool.
+func (rn *running) stop(t *tool) {
+	rn.p.kill()
+	if rn.pid > 0 {
+		stopPID(rn.pid, t.bin, 3*time.Second)
+	}
 }
 
 // sleepSampling waits d, sampling the RSS every 5 s into peak.

@@ -257,30 +257,55 @@ func RemoveProject(cli *client.Client, project string) {
 func removeLabelled(cli *client.Client, label string, images bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	f := make(client.Filters).Add("label", label)
+	// Listed in removal order: containers before the networks, volumes and images they use.
+	for _, r := range listLabelled(ctx, cli, make(client.Filters).Add("label", label), images) {
+		switch r.kind {
+		case "container":
+			_, _ = cli.ContainerRemove(ctx, r.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		case "network":
+			_, _ = cli.NetworkRemove(ctx, r.id, client.NetworkRemoveOptions{})
+		case "volume":
+			_, _ = cli.VolumeRemove(ctx, r.id, client.VolumeRemoveOptions{Force: true})
+		case "image":
+			_, _ = cli.ImageRemove(ctx, r.id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+		}
+	}
+}
+
+// labelled is one engine object a filter matched: its kind, what the engine removes it by
+// (ID, or a volume's name) and its labels.
+type labelled struct {
+	kind, id string
+	labels   map[string]string
+}
+
+// listLabelled lists the containers, networks, volumes and (with images) images f matches, in
+// that order; a kind the engine fails to list is left out.
+func listLabelled(ctx context.Context, cli *client.Client, f client.Filters, images bool) []labelled {
+	var out []labelled
 	if cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err == nil {
 		for _, c := range cs.Items {
-			_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			out = append(out, labelled{"container", c.ID, c.Labels})
 		}
 	}
 	if ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f}); err == nil {
 		for _, n := range ns.Items {
-			_, _ = cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{})
+			out = append(out, labelled{"network", n.ID, n.Labels})
 		}
 	}
 	if vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f}); err == nil {
 		for _, v := range vs.Items {
-			_, _ = cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true})
+			out = append(out, labelled{"volume", v.Name, v.Labels})
 		}
 	}
-	if !images {
-		return
-	}
-	if is, err := cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f}); err == nil {
-		for _, i := range is.Items {
-			_, _ = cli.ImageRemove(ctx, i.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	if images {
+		if is, err := cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f}); err == nil {
+			for _, i := range is.Items {
+				out = append(out, labelled{"image", i.ID, i.Labels})
+			}
 		}
 	}
+	return out
 }
 
 // Main runs the tests and then sweeps every resource this process labelled, so nothing is left

@@ -65,34 +65,14 @@ func deadRuns(cli *client.Client) []string {
 	defer cancel()
 	f := make(client.Filters).Add("label", LabelTest+"=1").Add("label", LabelOwner)
 	dead := map[string]bool{} // run → no live owner seen yet
-	note := func(labels map[string]string) {
-		run, own := labels[LabelRun], labels[LabelOwner]
+	for _, r := range listLabelled(ctx, cli, f, true) {
+		run, own := r.labels[LabelRun], r.labels[LabelOwner]
 		if run == "" || run == RunID {
-			return
+			continue
 		}
 		alive := ownerAlive(own)
 		if d, seen := dead[run]; !seen || d {
 			dead[run] = !alive
-		}
-	}
-	if cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err == nil {
-		for _, c := range cs.Items {
-			note(c.Labels)
-		}
-	}
-	if ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f}); err == nil {
-		for _, n := range ns.Items {
-			note(n.Labels)
-		}
-	}
-	if vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f}); err == nil {
-		for _, v := range vs.Items {
-			note(v.Labels)
-		}
-	}
-	if is, err := cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f}); err == nil {
-		for _, i := range is.Items {
-			note(i.Labels)
 		}
 	}
 	var out []string
