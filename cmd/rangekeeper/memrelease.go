@@ -28,7 +28,9 @@ const (
 func releaseLoadMemory(ctx context.Context, s loadWatcher) {
 	go func() {
 		releaseAfterLoad(ctx, s, loadQuiet, loadAtMost, debug.FreeOSMemory)
-		releaseAfterBursts(ctx, s, burstCheck, burstFree, heapFree, debug.FreeOSMemory)
+		tick := time.NewTicker(burstCheck)
+		defer tick.Stop()
+		releaseAfterBursts(ctx, s, tick.C, burstFree, heapFree, debug.FreeOSMemory)
 	}()
 }
 
@@ -78,24 +80,22 @@ func releaseAfterLoad(ctx context.Context, s loadWatcher, quiet, atMost time.Dur
 	}
 }
 
-// releaseAfterBursts calls release whenever, at a check every interval, the fleet did not change
-// since the previous check and the heap holds at least threshold bytes free that the runtime
+// releaseAfterBursts calls release whenever, at a check (each value from tick), the fleet did not
+// change since the previous check and the heap holds at least threshold bytes free that the runtime
 // has not returned (free() reads it). The load goes on after the first table and after the
 // first release: with Cilium the network policies list (kilobytes of JSON each), the watch
 // seals a baseline per sandbox, the inventory cache is first written, and a reconnect lists
 // everything again. Each burst leaves the heap's free pages up to the collector's goal (twice
 // the live heap) with the process; at 50,000 pods the RSS grew from 343 MiB at the full table
 // to 702 MiB after three idle minutes. Outside bursts the check finds little free and costs a
-// wake-up every interval.
-func releaseAfterBursts(ctx context.Context, s loadWatcher, interval time.Duration, threshold uint64, free func() uint64, release func()) {
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
+// wake-up per tick.
+func releaseAfterBursts(ctx context.Context, s loadWatcher, tick <-chan time.Time, threshold uint64, free func() uint64, release func()) {
 	changed := s.FleetNotify()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick:
 		}
 		quiet := true
 		select {

@@ -13,17 +13,28 @@ import (
 
 // fakeLoad is a supervisor whose readiness and fleet changes the test drives.
 type fakeLoad struct {
-	ready chan struct{}
-	mu    sync.Mutex
-	next  chan struct{}
+	ready    chan struct{}
+	mu       sync.Mutex
+	next     chan struct{}
+	changing bool // every FleetNotify reports a change at once (a fleet that never settles)
 }
 
 func newFakeLoad() *fakeLoad { return &fakeLoad{ready: make(chan struct{}), next: make(chan struct{})} }
 
 func (f *fakeLoad) Backends() []backends.Backend { return []backends.Backend{namedBackend("k8s:test")} }
 func (f *fakeLoad) Ready(string) <-chan struct{} { return f.ready }
-func (f *fakeLoad) FleetNotify() <-chan struct{} { f.mu.Lock(); defer f.mu.Unlock(); return f.next }
-func (f *fakeLoad) change()                      { f.mu.Lock(); close(f.next); f.next = make(chan struct{}); f.mu.Unlock() }
+func (f *fakeLoad) FleetNotify() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.changing {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return f.next
+}
+func (f *fakeLoad) setChanging(on bool) { f.mu.Lock(); f.changing = on; f.mu.Unlock() }
+func (f *fakeLoad) change()             { f.mu.Lock(); close(f.next); f.next = make(chan struct{}); f.mu.Unlock() }
 
 type namedBackend string
 
@@ -87,47 +98,43 @@ func TestReleaseAfterLoadGivesUpWaitingAtMost(t *testing.T) {
 
 // After the load, memory is released at a check that finds the fleet unchanged since the one
 // before and enough of the heap free; a changing fleet or a small free heap holds it back.
+// The test drives the checks: a send on the unbuffered tick returns once the check before it
+// has finished.
 func TestReleaseAfterBurstsWaitsForAQuietFleetAndFreeMemory(t *testing.T) {
-	const interval = 40 * time.Millisecond
 	f := newFakeLoad()
 	var free atomic.Uint64
-	released := make(chan struct{}, 16)
+	tick := make(chan time.Time)
+	var released atomic.Int32
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		releaseAfterBursts(ctx, f, interval, 100, free.Load, func() { released <- struct{}{} })
+		releaseAfterBursts(ctx, f, tick, 100, free.Load, func() { released.Add(1) })
 		close(done)
 	}()
-	quietFor := func(d time.Duration) bool { // true if a release came within d
-		select {
-		case <-released:
-			return true
-		case <-time.After(d):
-			return false
+	checks := func(n int) {
+		for range n {
+			tick <- time.Now()
 		}
 	}
 	free.Store(99)
-	if quietFor(5 * interval) {
+	checks(3)
+	if released.Load() != 0 {
 		t.Fatal("released with less free than the threshold")
 	}
+	f.setChanging(true) // from now on every check sees a change…
+	f.change()
+	checks(1) // …including the one that was under way
 	free.Store(1000)
-	stop := make(chan struct{})
-	go func() { // a burst: the fleet changes faster than the checks
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(interval / 4):
-				f.change()
-			}
-		}
-	}()
-	if quietFor(5 * interval) {
+	checks(4)
+	if released.Load() != 0 {
 		t.Fatal("released while the fleet kept changing")
 	}
-	close(stop)
-	if !quietFor(5 * time.Second) {
-		t.Fatal("never released once the fleet was quiet with memory free")
+	f.setChanging(false)
+	for i := 0; released.Load() == 0; i++ {
+		if i == 10 {
+			t.Fatal("never released once the fleet was quiet with memory free")
+		}
+		checks(1)
 	}
 	cancel()
 	<-done

@@ -43,9 +43,11 @@ func ownerAlive(label string) bool {
 	return processID(pid) == label
 }
 
-// SweepDead removes the resources of every test run whose owning process has ended (by the
-// labels on containers, networks, volumes and images), leaving live runs' alone. Resources
-// without an owner label (made before it existed) are left too.
+// SweepDead removes the containers, networks and volumes of every test run whose owning
+// process has ended, leaving live runs' alone. Resources without an owner label (made before it
+// existed) are left too, and so are images: an image is cached across runs by its content where
+// a test says so (verify's canary image), so a live run may be using one a dead run built; each
+// run's own Sweep removes its images.
 func SweepDead() {
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
@@ -53,7 +55,7 @@ func SweepDead() {
 	}
 	defer cli.Close()
 	for _, run := range deadRuns(cli) {
-		Sweep(run)
+		removeLabelled(cli, LabelRun+"="+run, false)
 	}
 }
 
@@ -65,7 +67,7 @@ func deadRuns(cli *client.Client) []string {
 	defer cancel()
 	f := make(client.Filters).Add("label", LabelTest+"=1").Add("label", LabelOwner)
 	dead := map[string]bool{} // run → no live owner seen yet
-	for _, r := range listLabelled(ctx, cli, f, true) {
+	for _, r := range listLabelled(ctx, cli, f, false) {
 		run, own := r.labels[LabelRun], r.labels[LabelOwner]
 		if run == "" || run == RunID {
 			continue
