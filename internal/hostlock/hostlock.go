@@ -43,6 +43,9 @@ type Holder struct {
 }
 
 func (h Holder) String() string {
+	if h.Action == "" {
+		return "an action whose holder has not yet recorded itself"
+	}
 	s := fmt.Sprintf("%s since %s (pid %d", h.Action, h.Since.Local().Format(time.TimeOnly), h.PID)
 	if h.Operator != "" {
 		s += " by " + h.Operator
@@ -75,18 +78,16 @@ func Acquire(dir string, h Holder) (l *Lock, prev *Holder, err error) {
 		return nil, nil, fmt.Errorf("lock directory %s: %w", dir, err)
 	}
 	_ = os.Chmod(dir, 0o1777) // shared by every user's rangekeeper on this host
-	sum := sha256.Sum256([]byte(h.Sandbox))
-	path := filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock")
+	path := lockPath(dir, h.Sandbox)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	_ = f.Chmod(0o666)
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		held := read(f)
-		f.Close()
+		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, nil, &HeldError{Holder: held}
+			return nil, nil, &HeldError{Holder: readHolder(f)}
 		}
 		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -139,6 +140,22 @@ func (l *Lock) write() error {
 	return l.f.Sync()
 }
 
+// holderWriteWait bounds how long a refused process waits for the holder to finish writing its
+// record: the holder takes the lock first and writes who it is just after, so a reader may land
+// in between (or between its truncate and write) and would otherwise name nobody.
+const holderWriteWait = 200 * time.Millisecond
+
+func readHolder(f *os.File) Holder {
+	deadline := time.Now().Add(holderWriteWait)
+	for {
+		h := read(f)
+		if h.Action != "" || time.Now().After(deadline) {
+			return h
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 func read(f *os.File) Holder {
 	var h Holder
 	raw, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<16))
@@ -148,10 +165,14 @@ func read(f *os.File) Holder {
 	return h
 }
 
+func lockPath(dir, sandbox string) string {
+	sum := sha256.Sum256([]byte(sandbox))
+	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock")
+}
+
 // Held reports, without taking it, whether a live process holds the sandbox's lock.
 func Held(dir, sandbox string) bool {
-	sum := sha256.Sum256([]byte(sandbox))
-	f, err := os.Open(filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock"))
+	f, err := os.Open(lockPath(dir, sandbox))
 	if err != nil {
 		return false
 	}

@@ -2,8 +2,12 @@ package hostlock
 
 import (
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestAcquireRefusesSecondHolderAndRemembersUnfinished(t *testing.T) {
@@ -40,4 +44,39 @@ func TestAcquireRefusesSecondHolderAndRemembersUnfinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Release()
+}
+
+// A holder takes the lock before it writes who it is; a process refused in between waits for
+// the record rather than naming nobody (the race CI once caught).
+func TestRefusedProcessWaitsForTheHolderToRecordItself(t *testing.T) {
+	dir := t.TempDir()
+	const sb = "docker:default/x"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(lockPath(dir, sb), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	late := &Lock{f: f, holder: Holder{Sandbox: sb, Action: "teardown", PID: 7}}
+	wrote := make(chan error, 1)
+	go func() { time.Sleep(20 * time.Millisecond); wrote <- late.write() }()
+	_, _, err = Acquire(dir, Holder{Sandbox: sb, Action: "snapshot"})
+	if werr := <-wrote; werr != nil {
+		t.Fatal(werr)
+	}
+	var held *HeldError
+	if !errors.As(err, &held) || held.Holder.Action != "teardown" || held.Holder.PID != 7 {
+		t.Fatalf("refusal = %v", err)
+	}
+}
+
+func TestHolderNotYetRecordedSaysSo(t *testing.T) {
+	if s := (Holder{}).String(); !strings.Contains(s, "not yet recorded") {
+		t.Fatalf("empty holder = %q", s)
+	}
 }
