@@ -32,6 +32,9 @@ func init() { registerCommand(func(f *factory) *cobra.Command { return newVerify
 // so a failed run is swept.
 var verifyTestLabels map[string]string
 
+// verifyTestImageRepo, when set, is the canary image repository of this test process alone.
+var verifyTestImageRepo string
+
 // verifyOutputs are the -o values, text first (the default).
 var verifyOutputs = []string{"text", "json", "sarif", "junit", "yaml"}
 
@@ -137,7 +140,7 @@ func runVerify(ctx context.Context, f *factory, o *verifyOptions) error {
 	}
 	defer b.Close()
 	drv, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: canary.Binary, Pull: o.Pull,
-		Labels: verifyTestLabels, ImageLabels: verifyTestLabels})
+		Labels: verifyTestLabels, ImageLabels: verifyTestLabels, ImageRepo: verifyTestImageRepo})
 	if err != nil {
 		return exitWith(3, "could not verify: "+err.Error())
 	}

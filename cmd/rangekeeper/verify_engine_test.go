@@ -21,7 +21,8 @@ func TestVerifyCommandOnTheEngine(t *testing.T) {
 	buildProbe(t)
 	buildHelper(t, canary.BinaryName, canary.EnvBinary)
 	verifyTestLabels = dockertest.Labels(nil)
-	t.Cleanup(func() { verifyTestLabels = nil })
+	verifyTestImageRepo = "rangekeeper-test/verify-canary-" + dockertest.RunID
+	t.Cleanup(func() { verifyTestLabels, verifyTestImageRepo = nil, "" })
 	img := dockertest.Image(t)
 	spec := filepath.Join("..", "..", "verify", "dockerstage", "testdata", "hardened.yaml")
 	for _, tc := range []struct {

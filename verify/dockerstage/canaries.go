@@ -34,7 +34,11 @@ func (d *Driver) canaryImage(ctx context.Context) (string, error) {
 	}
 	sum := sha256.Sum256(bin)
 	hash := hex.EncodeToString(sum[:])[:12]
-	tag := "rangekeeper-verify-canary:" + hash
+	repo := d.o.ImageRepo
+	if repo == "" {
+		repo = DefaultImageRepo
+	}
+	tag := repo + ":" + hash
 	imageMu.Lock()
 	defer imageMu.Unlock()
 	if _, err := d.cli.ImageInspect(ctx, tag); err == nil {

@@ -26,6 +26,9 @@ const (
 	LabelCanaryImage = "dev.rangekeeper.verify.canary" // on the cached canary image: its binary's hash
 )
 
+// DefaultImageRepo is the canary image's repository; its tag is the binary's hash.
+const DefaultImageRepo = "rangekeeper-verify-canary"
+
 // Options configure the driver.
 type Options struct {
 	// Backend is the Docker backend of the engine to verify on; the default Prober execs the
@@ -38,6 +41,9 @@ type Options struct {
 	Labels map[string]string
 	// ImageLabels are added to the canary image verify builds (tests add theirs so it is swept).
 	ImageLabels map[string]string
+	// ImageRepo names the canary image's repository (default DefaultImageRepo). Tests give each
+	// test process its own, so no process uses an image another one built and removes at exit.
+	ImageRepo string
 	// Pull lets the engine pull missing spec images; by default they must be present.
 	Pull bool
 }

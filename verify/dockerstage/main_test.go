@@ -66,6 +66,9 @@ func binaries(t testing.TB) (probeBin, canaryBin []byte) {
 	return read("rangekeeper-probe"), read("rangekeeper-canary")
 }
 
+// testImageRepo is this test process's own canary image repository (removed at exit by its run label).
+var testImageRepo = "rangekeeper-test/verify-canary-" + dockertest.RunID
+
 // deps wires the real Docker backend, the canary and the probe pipeline behind an action layer.
 func deps(t testing.TB) verify.Deps {
 	t.Helper()
@@ -84,7 +87,7 @@ func depsDB(t testing.TB) (verify.Deps, *state.DB) {
 	}
 	t.Cleanup(func() { b.Close() })
 	d, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: func() ([]byte, error) { return canaryBin, nil },
-		Labels: dockertest.Labels(nil), ImageLabels: dockertest.Labels(nil)})
+		Labels: dockertest.Labels(nil), ImageLabels: dockertest.Labels(nil), ImageRepo: testImageRepo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func childMain() int {
 		return 2
 	}
 	d, err := dockerstage.New(dockerstage.Options{Backend: b, Canary: func() ([]byte, error) { return read("rangekeeper-canary"), nil },
-		Labels: dockertest.Labels(nil), ImageLabels: dockertest.Labels(nil)})
+		Labels: dockertest.Labels(nil), ImageLabels: dockertest.Labels(nil), ImageRepo: testImageRepo})
 	if err != nil {
 		fmt.Println("ERROR", err)
 		return 2

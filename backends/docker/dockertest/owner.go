@@ -43,11 +43,10 @@ func ownerAlive(label string) bool {
 	return processID(pid) == label
 }
 
-// SweepDead removes the containers, networks and volumes of every test run whose owning
+// SweepDead removes the containers, networks, volumes and images of every test run whose owning
 // process has ended, leaving live runs' alone. Resources without an owner label (made before it
-// existed) are left too, and so are images: an image is cached across runs by its content where
-// a test says so (verify's canary image), so a live run may be using one a dead run built; each
-// run's own Sweep removes its images.
+// existed) are left too. Test images are per run (their repository or tag names it), so no live
+// run uses an image a dead one built.
 func SweepDead() {
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
@@ -55,7 +54,7 @@ func SweepDead() {
 	}
 	defer cli.Close()
 	for _, run := range deadRuns(cli) {
-		removeLabelled(cli, LabelRun+"="+run, false)
+		removeLabelled(cli, LabelRun+"="+run, true)
 	}
 }
 
@@ -67,7 +66,7 @@ func deadRuns(cli *client.Client) []string {
 	defer cancel()
 	f := make(client.Filters).Add("label", LabelTest+"=1").Add("label", LabelOwner)
 	dead := map[string]bool{} // run → no live owner seen yet
-	for _, r := range listLabelled(ctx, cli, f, false) {
+	for _, r := range listLabelled(ctx, cli, f, true) {
 		run, own := r.labels[LabelRun], r.labels[LabelOwner]
 		if run == "" || run == RunID {
 			continue
