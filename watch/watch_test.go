@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -470,5 +471,118 @@ func TestAlertKeepsItsCauseWhenBothArriveMidStep(t *testing.T) {
 	}
 	if as[0].Event == nil || as[0].Event.Kind != sandbox.ActNetConnect {
 		t.Errorf("the alert lost its cause: event %+v, cause %q", as[0].Event, as[0].Cause)
+	}
+}
+
+// flakyBaselines is the state file whose baselines cannot be read until ok is set; it counts
+// the reads.
+type flakyBaselines struct {
+	*state.DB
+	ok    bool
+	reads int
+}
+
+func (f *flakyBaselines) Baselines() ([]state.Baseline, error) {
+	f.reads++
+	if !f.ok {
+		return nil, os.ErrPermission
+	}
+	return f.DB.Baselines()
+}
+
+// New reads no baselines (the workbench builds its watcher before its first frame); a step that
+// cannot read them compares nothing and says so, and the kept baseline survives to be used.
+func TestBaselinesAreReadAtTheFirstStepAndAFailedReadOverwritesNothing(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1", egress))
+	kept := state.Baseline{SandboxID: "docker:test/p1", Reason: ReasonProbe, Findings: hardened("docker:test/p1").Findings}
+	if err := r.db.PutBaselines([]state.Baseline{kept}); err != nil {
+		t.Fatal(err)
+	}
+	store := &flakyBaselines{DB: r.db}
+	w, err := New(r.sup, store, Options{})
+	if err != nil || store.reads != 0 {
+		t.Fatalf("New: err %v, %d baseline reads", err, store.reads)
+	}
+	w.Step()
+	if errs := w.Errors(); len(errs) != 1 || !strings.Contains(errs[0], "baselines not read") {
+		t.Fatalf("errors after an unreadable step: %q", errs)
+	}
+	if bs, _ := r.db.Baselines(); len(bs) != 1 || bs[0].Reason != ReasonProbe {
+		t.Fatalf("baselines after an unreadable step: %+v", bs)
+	}
+	if as := r.alerts(t); len(as) != 0 {
+		t.Fatalf("an unreadable step raised %v", as)
+	}
+	if err := w.Rebaseline("docker:test/p1", ReasonProbe); err == nil || !strings.Contains(err.Error(), "baselines not read") {
+		t.Fatalf("Rebaseline without baselines = %v", err)
+	}
+	store.ok = true
+	w.Step() // the kept baseline lacks the egress finding: drift against it, not a first sight
+	if as := r.alerts(t); len(as) != 1 || as[0].Rule != "CMP-N03" {
+		t.Fatalf("alerts once the baselines are read: %+v", as)
+	}
+	w.Step()
+	if store.reads != 3 {
+		t.Fatalf("baseline reads = %d, want 3 (two failed, one kept)", store.reads)
+	}
+}
+
+// gatedSource is a supervisor whose backends count as answered only once gate is closed.
+type gatedSource struct {
+	*supervisor.Supervisor
+	gate chan struct{}
+}
+
+func (g gatedSource) Ready(string) <-chan struct{} { return g.gate }
+
+// countedBaselines counts the reads of the stored baselines (from Run's goroutine).
+type countedBaselines struct {
+	*state.DB
+	reads atomic.Int32
+}
+
+func (c *countedBaselines) Baselines() ([]state.Baseline, error) {
+	c.reads.Add(1)
+	return c.DB.Baselines()
+}
+
+// Run's first step (and its read of every stored baseline) waits for the backends' first
+// answers, so a start paints its cached fleet first; a backend that never answers holds it back
+// no longer than FirstListWait.
+func TestRunWaitsForTheFirstListsBeforeItsFirstStep(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		wait  time.Duration
+		open  bool // the gate opens after 200 ms
+		early bool // a step may come before the gate opens
+	}{
+		{"answered", time.Minute, true, false},
+		{"never answered", 50 * time.Millisecond, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, Options{}, hardened("docker:test/p1"))
+			store := &countedBaselines{DB: r.db}
+			src := gatedSource{Supervisor: r.sup, gate: make(chan struct{})}
+			w, err := New(src, store, Options{FirstListWait: tc.wait})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { w.Run(ctx); close(done) }()
+			defer func() { cancel(); <-done }()
+			time.Sleep(200 * time.Millisecond)
+			if n := store.reads.Load(); (n > 0) != tc.early {
+				t.Fatalf("baseline reads before the gate = %d (early allowed: %v)", n, tc.early)
+			}
+			if tc.open {
+				close(src.gate)
+			}
+			for deadline := time.Now().Add(5 * time.Second); store.reads.Load() == 0; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the first step never came")
+				}
+			}
+		})
 	}
 }

@@ -60,6 +60,9 @@ type Options struct {
 	// MinGap is the shortest time between two steps (default 100 ms): under churn the watch
 	// compares a backend's fleet once per gap, not once per event.
 	MinGap time.Duration
+	// FirstListWait bounds how long Run waits, before its first step, for every backend to
+	// answer once (default 10 s).
+	FirstListWait time.Duration
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -71,8 +74,9 @@ type Watcher struct {
 	opts  Options
 	hooks *hookRunner
 
-	mu       sync.Mutex // guards det
+	mu       sync.Mutex // guards det and loaded
 	det      *detector
+	loaded   bool // det holds the stored baselines (read at the first step, not in New)
 	seen     supervisor.Seen
 	cursor   uint64
 	inFlight map[string]ownAction // sandbox ID → the newest journaled action on it
@@ -86,7 +90,9 @@ type Watcher struct {
 	errs    []string // the newest store or hook errors, for the operator
 }
 
-// New prepares a watcher, loading the stored baselines.
+// New prepares a watcher. The stored baselines are read at its first step or rebaseline, not
+// here: a 10,000-sandbox range holds 10,000 of them (about half a second to decode), and the
+// workbench builds its watcher before its first frame.
 func New(src Source, store Store, opts Options) (*Watcher, error) {
 	if opts.MinSeverity == 0 {
 		opts.MinSeverity = catalog.SeverityMedium
@@ -103,11 +109,10 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	bs, err := store.Baselines()
-	if err != nil {
-		return nil, fmt.Errorf("containment watch: %w", err)
+	if opts.FirstListWait <= 0 {
+		opts.FirstListWait = 10 * time.Second
 	}
-	w := &Watcher{src: src, store: store, opts: opts, det: newDetector(opts.MinSeverity, bs),
+	w := &Watcher{src: src, store: store, opts: opts, det: newDetector(opts.MinSeverity, nil),
 		seen: supervisor.Seen{}, changed: make(chan struct{}), inFlight: map[string]ownAction{}, intents: map[uint64]string{}}
 	w.hooks = &hookRunner{argv: opts.Hook, timeout: opts.HookTimeout, done: w.hookDone}
 	return w, nil
@@ -116,6 +121,7 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 // Run follows the source until ctx ends.
 func (w *Watcher) Run(ctx context.Context) {
 	defer w.hooks.wait()
+	w.awaitFirstLists(ctx)
 	for {
 		// Ask for the notifications before the step reads, so a change during it wakes the next.
 		fleet, acts, written := w.src.FleetNotify(), w.src.ActivityNotify(), w.store.Written()
@@ -140,6 +146,33 @@ func (w *Watcher) Run(ctx context.Context) {
 	}
 }
 
+// awaitFirstLists waits until every backend has answered once (listed or failed), for at most
+// FirstListWait: before that there is little to compare, and a start's first second belongs to
+// painting the fleet (reading 10,000 stored baselines costs half a second of CPU, which on a
+// 2-core range host held the cached rows back by as much). What happens meanwhile waits in the
+// source's activity log.
+func (w *Watcher) awaitFirstLists(ctx context.Context) {
+	r, ok := w.src.(interface{ Ready(string) <-chan struct{} })
+	if !ok {
+		return
+	}
+	limit := time.NewTimer(w.opts.FirstListWait)
+	defer limit.Stop()
+	for _, b := range w.src.Backends() {
+		ch := r.Ready(b.Name())
+		if ch == nil {
+			continue
+		}
+		select {
+		case <-ch:
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // interval is how long Run waits for the state file when nothing else wakes it: Options.Interval
 // when set, else state.NotifiedPoll with write notifications and 2 s without.
 func (w *Watcher) interval(notified bool) time.Duration {
@@ -158,6 +191,12 @@ func (w *Watcher) interval(notified bool) time.Duration {
 func (w *Watcher) Step() {
 	now := w.opts.Now()
 	w.mu.Lock()
+	if err := w.loadBaselines(); err != nil {
+		w.mu.Unlock()
+		// Comparing without them would take every sandbox for new and overwrite what is kept.
+		w.fail(fmt.Sprintf("baselines not read (nothing compared until they are): %v", err))
+		return
+	}
 	// The fleets are read before the activity: an activity and the posture change it caused
 	// that arrive while this step runs are then seen together, or the activity now and the
 	// change at the next step, never the change without its cause.
@@ -220,6 +259,21 @@ func (w *Watcher) Step() {
 	for _, a := range stored {
 		w.hooks.run(a)
 	}
+}
+
+// loadBaselines reads the stored baselines into the detector once (w.mu held); a failed read
+// is tried again at the next call.
+func (w *Watcher) loadBaselines() error {
+	if w.loaded {
+		return nil
+	}
+	bs, err := w.store.Baselines()
+	if err != nil {
+		return err
+	}
+	w.det = newDetector(w.opts.MinSeverity, bs)
+	w.loaded = true
+	return nil
 }
 
 // ready reports whether a backend has listed its fleet at least once (before that, an empty
@@ -299,6 +353,10 @@ const ActionRelease = "release"
 // Rebaseline records sandbox id's current posture as its baseline.
 func (w *Watcher) Rebaseline(id, reason string) error {
 	w.mu.Lock()
+	if err := w.loadBaselines(); err != nil {
+		w.mu.Unlock()
+		return fmt.Errorf("containment watch: baselines not read: %w", err)
+	}
 	ok := w.det.rebaseline(id, reason, w.opts.Now())
 	dirty := w.det.flush()
 	w.mu.Unlock()
