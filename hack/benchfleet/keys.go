@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -27,7 +26,7 @@ func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (l
 	}
 	defer rn.stop(t)
 	p := rn.p
-	if _, _, err := p.waitFor(ctx, func(s string) bool { return strings.TrimSpace(s) != "" }, 5*time.Millisecond, 30*time.Second); err != nil {
+	if _, _, err := p.waitFor(ctx, t.firstFrame, 5*time.Millisecond, 30*time.Second); err != nil {
 		return nil, nil, fmt.Errorf("no first frame: %w", err)
 	}
 	deadline := time.Now().Add(b.loadTimeout)

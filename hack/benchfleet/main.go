@@ -41,6 +41,8 @@ type bench struct {
 	pprofAddr           string
 	trace               bool
 	keys                bool
+	demo                bool // measuring `rangekeeper demo --fleet demoFleet`
+	demoFleet           int
 	start               time.Time
 }
 
@@ -79,6 +81,7 @@ func run() error {
 	flag.BoolVar(&b.trace, "trace", false, "write an execution trace of rangekeeper's first 5 s into the output directory (go tool trace): where a start's wall time goes")
 	again := flag.Bool("again", false, "after the report, keep the cluster and measure every tool again at the largest size at each SIGUSR1 (rebuild a binary in between): one fill, several before/after rounds; interrupt to stop")
 	hold := flag.Bool("hold", false, "after filling to the largest size, print the kubeconfig and keep the cluster until interrupted, measuring nothing: for running a tool by hand (strace, perf)")
+	demo := flag.Bool("demo", false, "measure `rangekeeper demo --fleet N` instead (no control plane, no k9s): -pods gives the SIMULATED releases N; each run also restarts on its cache")
 	pprof := flag.Bool("pprof", false, "serve pprof from rangekeeper (loopback) and save heap and CPU profiles: for diagnosis, not for the figures")
 	flag.Parse()
 
@@ -86,17 +89,24 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	rk := rangekeeperTool
+	if b.demo = *demo; b.demo {
+		rk = demoTool
+	}
 	var tools []*tool
 	for _, name := range strings.Split(*toolsFlag, ",") {
 		switch name {
 		case "rangekeeper":
-			tools = append(tools, rangekeeperTool("rangekeeper", abs(*rkBin)))
+			tools = append(tools, rk("rangekeeper", abs(*rkBin)))
 		case "baseline":
 			if *baseline == "" {
 				return fmt.Errorf("-tools baseline needs -baseline BINARY")
 			}
-			tools = append(tools, rangekeeperTool("baseline", abs(*baseline)))
+			tools = append(tools, rk("baseline", abs(*baseline)))
 		case "k9s":
+			if b.demo {
+				continue // k9s has no demo
+			}
 			tools = append(tools, k9sTool(abs(*k9sBin)))
 		default:
 			return fmt.Errorf("-tools: unknown tool %q (rangekeeper, baseline, k9s)", name)
@@ -106,13 +116,6 @@ func run() error {
 		if _, err := os.Stat(t.bin); err != nil {
 			return fmt.Errorf("%s binary: %w (make bench-fleet builds it)", t.name, err)
 		}
-	}
-	assets, err := kubetest.AssetsDir()
-	if err != nil {
-		return err
-	}
-	if err := kubetest.RequireOptimised(assets); err != nil {
-		return err
 	}
 	if b.out == "" {
 		b.out = filepath.Join("bin", "bench", "out-"+time.Now().Format("20060102-150405"))
@@ -129,12 +132,21 @@ func run() error {
 			return err
 		}
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if b.demo {
+		return b.runDemo(ctx, tools, sizes, *runs)
+	}
 	if b.spec, err = renderFleetSpec(*chart, strings.Split(*services, ",")); err != nil {
 		return err
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	assets, err := kubetest.AssetsDir()
+	if err != nil {
+		return err
+	}
+	if err := kubetest.RequireOptimised(assets); err != nil {
+		return err
+	}
 	b.logf("starting the control plane (kube-apiserver, etcd, kwok) from %s", assets)
 	c, err := kubetest.StartWith(assets, kubetest.Options{NoControllers: true})
 	if err != nil {

@@ -26,6 +26,10 @@ type result struct {
 	keys      []time.Duration // key press → frame, while loading (a second start)
 	idleKeys  []time.Duration // the same once that start's table is full: the floor
 	keysErr   error           // the keys phase failed (its figures do not count)
+	// A start on the home the measured run left (its cache): launch → first frame, and →
+	// the first frame that shows every release (from the cache or live).
+	restartFrame, restartRows time.Duration
+	restartErr                error
 }
 
 // measure runs one tool once: start it in a fresh tmux pane with a fresh home, wait for the full
@@ -82,7 +86,7 @@ func (b *bench) measure(ctx context.Context, t *tool, pods int, run int) (r resu
 	}
 	time.Sleep(300 * time.Millisecond) // the prompt opens; the clock starts with the typing
 	f0 := time.Now()
-	if err := p.literal(releaseName(releases / 2)); err != nil {
+	if err := p.literal(t.filterText(releases)); err != nil {
 		r.err = err
 		return r
 	}
@@ -98,6 +102,14 @@ func (b *bench) measure(ctx context.Context, t *tool, pods int, run int) (r resu
 	}
 	r.filter = at.Sub(f0)
 	b.logf("  %s: filtered in %s", t.name, r.filter.Round(time.Millisecond))
+	if t.cached != nil {
+		r.restartFrame, r.restartRows, r.restartErr = b.restart(ctx, t, rn, releases)
+		if r.restartErr != nil {
+			b.logf("  %s restart: %v", t.name, firstLines(r.restartErr.Error(), 1))
+		} else {
+			b.logf("  %s restart: first frame %s, every release shown %s", t.name, r.restartFrame.Round(time.Millisecond), r.restartRows.Round(time.Millisecond))
+		}
+	}
 	return r
 }
 
@@ -120,6 +132,11 @@ func (b *bench) launch(t *tool, pods, run int, what string) (*running, error) {
 	if err != nil {
 		return nil, err
 	}
+	return b.launchIn(t, dir, tag)
+}
+
+// launchIn starts t in a fresh tmux pane with its home in dir.
+func (b *bench) launchIn(t *tool, dir, tag string) (*running, error) {
 	argv, env, err := t.setup(t, dir, b)
 	if err != nil {
 		return nil, err
@@ -134,6 +151,36 @@ func (b *bench) launch(t *tool, pods, run int, what string) (*running, error) {
 		return nil, err
 	}
 	return rn, nil
+}
+
+// restart quits the measured start as a user does and starts the tool again on the same home,
+// timing its first frame and the first frame that shows every release (the cache's rows, for
+// rangekeeper: an operator's restart). The closed start's pane is gone when it returns.
+func (b *bench) restart(ctx context.Context, t *tool, rn *running, releases int) (frame, rows time.Duration, err error) {
+	if err := rn.p.keys(t.quitKeys...); err != nil {
+		return 0, 0, err
+	}
+	for deadline := time.Now().Add(30 * time.Second); !rn.p.dead(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("%s did not quit within 30 s", t.name)
+		}
+	}
+	rn.stop(t)
+	again, err := b.launchIn(t, rn.dir, "-restart")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer again.stop(t)
+	at, _, err := again.p.poll(ctx, t.firstFrame, 30*time.Second)
+	if err != nil {
+		return 0, 0, fmt.Errorf("no first frame: %w", err)
+	}
+	frame = at.Sub(again.start)
+	at, _, err = again.p.poll(ctx, func(s string) bool { return t.cached(s, releases) }, 30*time.Second)
+	if err != nil {
+		return frame, 0, fmt.Errorf("never showed every release: %w", err)
+	}
+	return frame, at.Sub(again.start), nil
 }
 
 // stop ends the tmux server and, should it outlive its pane, the tool.

@@ -37,9 +37,15 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 		{"key→frame p50 loading", func(r result) float64 { return keysOr(r, quantile(r.keys, 0.5)) }, ms1},
 		{"key→frame p99 loading", func(r result) float64 { return keysOr(r, quantile(r.keys, 0.99)) }, ms1},
 		{"key→frame p99 full", func(r result) float64 { return keysOr(r, quantile(r.idleKeys, 0.99)) }, ms1},
+		{"restart: first frame", func(r result) float64 { return restartOr(r, r.restartFrame) }, ms},
+		{"restart: every release", func(r result) float64 { return restartOr(r, r.restartRows) }, ms},
 	}
 	for _, pods := range sizes {
-		fmt.Fprintf(&w, "\n%d pods (%d releases)\n", pods, pods/b.spec.perRel)
+		if b.demo {
+			fmt.Fprintf(&w, "\nrangekeeper demo --fleet %d (SIMULATED releases beside the Docker demo range)\n", pods)
+		} else {
+			fmt.Fprintf(&w, "\n%d pods (%d releases)\n", pods, pods/b.spec.perRel)
+		}
 		fmt.Fprintf(&w, "%-22s", "")
 		for _, t := range tools {
 			fmt.Fprintf(&w, " %14s", t.name)
@@ -90,11 +96,19 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 		}
 	}
 	for _, r := range all {
-		if err := errors.Join(r.err, r.filterErr, r.keysErr); err != nil {
+		if err := errors.Join(r.err, r.filterErr, r.keysErr, r.restartErr); err != nil {
 			fmt.Fprintf(&w, "\n%s at %d pods: %v\n", r.tool, r.pods, firstLines(err.Error(), 60))
 		}
 	}
 	return w.String()
+}
+
+// restartOr is d in milliseconds when the run's restart was measured, else NaN (not shown).
+func restartOr(r result, d time.Duration) float64 {
+	if r.restartErr != nil || r.restartFrame == 0 {
+		return math.NaN()
+	}
+	return float64(d.Microseconds()) / 1000
 }
 
 // keysOr is v when the run's keys-while-loading phase measured something, else NaN (not shown).

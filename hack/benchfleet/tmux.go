@@ -81,7 +81,7 @@ func (p *pane) keys(k ...string) error {
 
 // literal types s without tmux interpreting key names.
 func (p *pane) literal(s string) error {
-	_, err := p.tmux("send-keys", "-t", "bench", "-l", s)
+	_, err := p.tmux("send-keys", "-t", "bench", "-l", "--", s)
 	return err
 }
 

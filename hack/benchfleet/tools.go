@@ -27,6 +27,23 @@ type tool struct {
 	// tool's responsiveness while loading is not measured).
 	helpKey   string
 	helpShown func(screen string) bool
+	// drawn reports whether the screen shows the tool's own first frame (nil: anything on it;
+	// the demo prints progress before its workbench starts).
+	drawn func(screen string) bool
+	// filterText is what the filter prompt gets: it must match one release's sandboxes.
+	filterText func(releases int) string
+	// quitKeys end the tool as a user would (it saves what it keeps across starts); cached
+	// reports whether a restarted tool shows the releases it kept (nil: no cache to measure).
+	quitKeys []string
+	cached   func(screen string, releases int) bool
+}
+
+// firstFrame reports whether the screen shows the tool's first frame.
+func (t *tool) firstFrame(screen string) bool {
+	if t.drawn != nil {
+		return t.drawn(screen)
+	}
+	return strings.TrimSpace(screen) != ""
 }
 
 // isolatedEnv gives a tool a home of its own and no route off the machine: any HTTP client that
@@ -82,9 +99,47 @@ func rangekeeperTool(name, bin string) *tool {
 			return m != nil && m[1] == "1"
 		},
 		filterKeys: []string{"/"},
+		filterText: func(releases int) string { return releaseName(releases / 2) },
 		helpKey:    "?",
 		helpShown:  func(s string) bool { return strings.Contains(s, "rangekeeper keys") },
+		quitKeys:   []string{"q"},
+		cached: func(s string, releases int) bool {
+			m := rkCount.FindStringSubmatch(s)
+			if m == nil {
+				return false
+			}
+			total, _ := strconv.Atoi(m[2])
+			return total >= releases
+		},
 	}
+}
+
+// demoTool is rangekeeper's demo (`rangekeeper demo --fleet N`): the Docker demo range on this
+// machine's engine beside N SIMULATED Kubernetes releases, no cluster. Its releases are N.
+func demoTool(name, bin string) *tool {
+	t := rangekeeperTool(name, bin)
+	t.setup = func(t *tool, dir string, b *bench) ([]string, []string, error) {
+		cfg := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(cfg, nil, 0o600); err != nil {
+			return nil, nil, err
+		}
+		env := isolatedEnv(dir, filepath.Join(dir, "no-kubeconfig"))
+		if b.pprofAddr != "" {
+			env = append(env, pprofEnv+"="+b.pprofAddr)
+		}
+		return []string{t.bin, "--config", cfg, "--state", filepath.Join(dir, "state.db"), "demo", "--fleet", strconv.Itoa(b.demoFleet)}, env, nil
+	}
+	full := t.full
+	t.full = func(s string, releases, pods int) bool {
+		return full(s, releases, pods) && strings.Contains(s, "[ok] k8s:simulated")
+	}
+	// simfleet names its releases agent-env-<task>-<5-digit index>.
+	t.filterText = func(releases int) string { return fmt.Sprintf("-%05d", releases/2) }
+	t.drawn = func(s string) bool { return strings.Contains(s, "sandboxes") }
+	// Each demo start rebuilds its Docker range before the first frame: a restart would time
+	// that, not the cache (the Kubernetes bench times restarts).
+	t.cached = nil
+	return t
 }
 
 func k9sTool(bin string) *tool {
@@ -113,6 +168,7 @@ func k9sTool(bin string) *tool {
 			return m != nil && number(m[1]) == perRelease
 		},
 		filterKeys: []string{"/"},
+		filterText: func(releases int) string { return releaseName(releases / 2) },
 	}
 }
 
