@@ -178,6 +178,9 @@ func (m *Model) BackgroundSource() string { return m.bgSrc }
 // Init starts listening to the supervisor and asks the terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.tick(), m.open()}
+	if m.opts.Open == nil {
+		m.beginWatch() // nothing to paint first
+	}
 	if m.opts.Supervisor != nil && !m.opts.Team.Shared {
 		cmds = append(cmds, waitUpdates(m.ctx, m.opts.Supervisor))
 	}

@@ -35,8 +35,17 @@ func (m *Model) open() tea.Cmd {
 	}
 }
 
+// beginWatch lets a deferred containment watch take its first step, which reads every stored
+// baseline: not before the cached fleet is in (watch.Options.Deferred).
+func (m *Model) beginWatch() {
+	if m.opts.Watch != nil {
+		m.opts.Watch.Begin()
+	}
+}
+
 // installOpened adopts the state file, the action layer and the cache.
 func (m *Model) installOpened(msg openedMsg) {
+	defer m.beginWatch()
 	if msg.err != nil {
 		m.setStatus("state file: " + oneLine(msg.err.Error()) + " (journal and actions unavailable)")
 		return

@@ -22,7 +22,8 @@ func startWatch(t testing.TB, on bool, ctx context.Context, sup *supervisor.Supe
 	if !on {
 		return nil
 	}
-	w, err := watch.New(sup, db, watch.Options{Interval: 20 * time.Millisecond})
+	// Deferred, as the workbench wires it: the program must begin it.
+	w, err := watch.New(sup, db, watch.Options{Interval: 20 * time.Millisecond, Deferred: true, BeginWait: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -527,14 +527,6 @@ func TestBaselinesAreReadAtTheFirstStepAndAFailedReadOverwritesNothing(t *testin
 	}
 }
 
-// gatedSource is a supervisor whose backends count as answered only once gate is closed.
-type gatedSource struct {
-	*supervisor.Supervisor
-	gate chan struct{}
-}
-
-func (g gatedSource) Ready(string) <-chan struct{} { return g.gate }
-
 // countedBaselines counts the reads of the stored baselines (from Run's goroutine).
 type countedBaselines struct {
 	*state.DB
@@ -546,24 +538,24 @@ func (c *countedBaselines) Baselines() ([]state.Baseline, error) {
 	return c.DB.Baselines()
 }
 
-// Run's first step (and its read of every stored baseline) waits for the backends' first
-// answers, so a start paints its cached fleet first; a backend that never answers holds it back
-// no longer than FirstListWait.
-func TestRunWaitsForTheFirstListsBeforeItsFirstStep(t *testing.T) {
+// A Deferred watcher's first step (and its read of every stored baseline) waits for Begin, so a
+// start paints its cached fleet first; without Begin it waits no longer than BeginWait, and a
+// watcher that is not Deferred steps at once.
+func TestDeferredRunWaitsForBegin(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		wait  time.Duration
-		open  bool // the gate opens after 200 ms
-		early bool // a step may come before the gate opens
+		opts  Options
+		begin bool // Begin is called after 200 ms
+		early bool // a step comes within those 200 ms
 	}{
-		{"answered", time.Minute, true, false},
-		{"never answered", 50 * time.Millisecond, false, true},
+		{"begun", Options{Deferred: true, BeginWait: time.Minute}, true, false},
+		{"never begun", Options{Deferred: true, BeginWait: 50 * time.Millisecond}, false, true},
+		{"not deferred", Options{}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, Options{}, hardened("docker:test/p1"))
 			store := &countedBaselines{DB: r.db}
-			src := gatedSource{Supervisor: r.sup, gate: make(chan struct{})}
-			w, err := New(src, store, Options{FirstListWait: tc.wait})
+			w, err := New(r.sup, store, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -573,10 +565,11 @@ func TestRunWaitsForTheFirstListsBeforeItsFirstStep(t *testing.T) {
 			defer func() { cancel(); <-done }()
 			time.Sleep(200 * time.Millisecond)
 			if n := store.reads.Load(); (n > 0) != tc.early {
-				t.Fatalf("baseline reads before the gate = %d (early allowed: %v)", n, tc.early)
+				t.Fatalf("baseline reads in the first 200 ms = %d, want early=%v", n, tc.early)
 			}
-			if tc.open {
-				close(src.gate)
+			if tc.begin {
+				w.Begin()
+				w.Begin() // idempotent
 			}
 			for deadline := time.Now().Add(5 * time.Second); store.reads.Load() == 0; time.Sleep(5 * time.Millisecond) {
 				if time.Now().After(deadline) {

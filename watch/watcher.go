@@ -60,9 +60,12 @@ type Options struct {
 	// MinGap is the shortest time between two steps (default 100 ms): under churn the watch
 	// compares a backend's fleet once per gap, not once per event.
 	MinGap time.Duration
-	// FirstListWait bounds how long Run waits, before its first step, for every backend to
-	// answer once (default 10 s).
-	FirstListWait time.Duration
+	// Deferred makes Run's first step (and its read of every stored baseline) wait for Begin,
+	// for at most BeginWait (default 5 s). The workbench begins its watch once it has painted
+	// the cached fleet: reading 10,000 baselines costs half a second of CPU, which on a 2-core
+	// range host held the first frame, then the cached rows, back by as much.
+	Deferred  bool
+	BeginWait time.Duration
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -74,13 +77,16 @@ type Watcher struct {
 	opts  Options
 	hooks *hookRunner
 
-	mu       sync.Mutex // guards det and loaded
-	det      *detector
-	loaded   bool // det holds the stored baselines (read at the first step, not in New)
-	seen     supervisor.Seen
-	cursor   uint64
-	inFlight map[string]ownAction // sandbox ID → the newest journaled action on it
-	intents  map[uint64]string    // intent Seq → sandbox ID
+	mu     sync.Mutex // guards det and loaded
+	det    *detector
+	loaded bool // det holds the stored baselines (read at the first step, not in New)
+
+	begin     chan struct{} // closed by Begin
+	beginOnce sync.Once
+	seen      supervisor.Seen
+	cursor    uint64
+	inFlight  map[string]ownAction // sandbox ID → the newest journaled action on it
+	intents   map[uint64]string    // intent Seq → sandbox ID
 	// journalGen is the state file's generation when the journal was last read (w.mu held).
 	journalGen state.Generation
 
@@ -109,10 +115,10 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.FirstListWait <= 0 {
-		opts.FirstListWait = 10 * time.Second
+	if opts.BeginWait <= 0 {
+		opts.BeginWait = 5 * time.Second
 	}
-	w := &Watcher{src: src, store: store, opts: opts, det: newDetector(opts.MinSeverity, nil),
+	w := &Watcher{src: src, store: store, opts: opts, det: newDetector(opts.MinSeverity, nil), begin: make(chan struct{}),
 		seen: supervisor.Seen{}, changed: make(chan struct{}), inFlight: map[string]ownAction{}, intents: map[uint64]string{}}
 	w.hooks = &hookRunner{argv: opts.Hook, timeout: opts.HookTimeout, done: w.hookDone}
 	return w, nil
@@ -121,7 +127,15 @@ func New(src Source, store Store, opts Options) (*Watcher, error) {
 // Run follows the source until ctx ends.
 func (w *Watcher) Run(ctx context.Context) {
 	defer w.hooks.wait()
-	w.awaitFirstLists(ctx)
+	if w.opts.Deferred {
+		limit := time.NewTimer(w.opts.BeginWait)
+		select {
+		case <-w.begin:
+		case <-limit.C:
+		case <-ctx.Done():
+		}
+		limit.Stop()
+	}
 	for {
 		// Ask for the notifications before the step reads, so a change during it wakes the next.
 		fleet, acts, written := w.src.FleetNotify(), w.src.ActivityNotify(), w.store.Written()
@@ -146,32 +160,8 @@ func (w *Watcher) Run(ctx context.Context) {
 	}
 }
 
-// awaitFirstLists waits until every backend has answered once (listed or failed), for at most
-// FirstListWait: before that there is little to compare, and a start's first second belongs to
-// painting the fleet (reading 10,000 stored baselines costs half a second of CPU, which on a
-// 2-core range host held the cached rows back by as much). What happens meanwhile waits in the
-// source's activity log.
-func (w *Watcher) awaitFirstLists(ctx context.Context) {
-	r, ok := w.src.(interface{ Ready(string) <-chan struct{} })
-	if !ok {
-		return
-	}
-	limit := time.NewTimer(w.opts.FirstListWait)
-	defer limit.Stop()
-	for _, b := range w.src.Backends() {
-		ch := r.Ready(b.Name())
-		if ch == nil {
-			continue
-		}
-		select {
-		case <-ch:
-		case <-limit.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
+// Begin lets a Deferred watcher take its first step; later calls do nothing.
+func (w *Watcher) Begin() { w.beginOnce.Do(func() { close(w.begin) }) }
 
 // interval is how long Run waits for the state file when nothing else wakes it: Options.Interval
 // when set, else state.NotifiedPoll with write notifications and 2 s without.
