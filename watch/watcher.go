@@ -77,16 +77,16 @@ type Watcher struct {
 	opts  Options
 	hooks *hookRunner
 
-	mu     sync.Mutex // guards det and loaded
-	det    *detector
-	loaded bool // det holds the stored baselines (read at the first step, not in New)
-
 	begin     chan struct{} // closed by Begin
 	beginOnce sync.Once
-	seen      supervisor.Seen
-	cursor    uint64
-	inFlight  map[string]ownAction // sandbox ID → the newest journaled action on it
-	intents   map[uint64]string    // intent Seq → sandbox ID
+
+	mu       sync.Mutex // guards det, loaded and what follows up to pubMu
+	det      *detector
+	loaded   bool // det holds the stored baselines (read at the first step, not in New)
+	seen     supervisor.Seen
+	cursor   uint64
+	inFlight map[string]ownAction // sandbox ID → the newest journaled action on it
+	intents  map[uint64]string    // intent Seq → sandbox ID
 	// journalGen is the state file's generation when the journal was last read (w.mu held).
 	journalGen state.Generation
 

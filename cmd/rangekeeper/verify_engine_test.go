@@ -21,7 +21,7 @@ func TestVerifyCommandOnTheEngine(t *testing.T) {
 	buildProbe(t)
 	buildHelper(t, canary.BinaryName, canary.EnvBinary)
 	verifyTestLabels = dockertest.Labels(nil)
-	verifyTestImageRepo = "rangekeeper-test/verify-canary-" + dockertest.RunID
+	verifyTestImageRepo = dockertest.ImageRepo("verify-canary")
 	t.Cleanup(func() { verifyTestLabels, verifyTestImageRepo = nil, "" })
 	img := dockertest.Image(t)
 	spec := filepath.Join("..", "..", "verify", "dockerstage", "testdata", "hardened.yaml")

@@ -14,23 +14,7 @@ import (
 // does), so the full-table time includes that; the range is removed at the end.
 func (b *bench) runDemo(ctx context.Context, tools []*tool, sizes []int, runs int) error {
 	b.spec = &fleetSpec{perRel: 1}
-	demo := func(args ...string) error {
-		home, err := os.MkdirTemp(b.work, "demo-range-")
-		if err != nil {
-			return err
-		}
-		cmd := exec.CommandContext(ctx, tools[0].bin, append([]string{"--state", filepath.Join(home, "state.db"), "demo"}, args...)...)
-		cmd.Env = append(os.Environ(), isolatedEnv(home, filepath.Join(home, "no-kubeconfig"))...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("rangekeeper demo %v: %v: %s", args, err, firstLines(string(out), 20))
-		}
-		return nil
-	}
-	defer func() {
-		if err := demo("--down"); err != nil {
-			b.logf("%v", err)
-		}
-	}()
+	defer b.demoDown(tools[0].bin)
 	var all []result
 	for _, n := range sizes {
 		b.demoFleet = n
@@ -42,4 +26,19 @@ func (b *bench) runDemo(ctx context.Context, tools []*tool, sizes []int, runs in
 	rep := report(all, sizes, tools, b)
 	fmt.Print(rep)
 	return os.WriteFile(filepath.Join(b.out, "report.txt"), []byte(rep), 0o644)
+}
+
+// demoDown removes the demo range (`rangekeeper demo --down`), logging a failure. It runs after
+// an interrupt too, so it does not take the bench's context.
+func (b *bench) demoDown(bin string) {
+	home, err := os.MkdirTemp(b.work, "demo-down-")
+	if err != nil {
+		b.logf("demo --down: %v", err)
+		return
+	}
+	cmd := exec.Command(bin, "--state", filepath.Join(home, "state.db"), "demo", "--down")
+	cmd.Env = append(os.Environ(), isolatedEnv(home, filepath.Join(home, "no-kubeconfig"))...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.logf("rangekeeper demo --down: %v: %s", err, firstLines(string(out), 20))
+	}
 }

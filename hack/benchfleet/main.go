@@ -81,7 +81,7 @@ func run() error {
 	flag.BoolVar(&b.trace, "trace", false, "write an execution trace of rangekeeper's first 5 s into the output directory (go tool trace): where a start's wall time goes")
 	again := flag.Bool("again", false, "after the report, keep the cluster and measure every tool again at the largest size at each SIGUSR1 (rebuild a binary in between): one fill, several before/after rounds; interrupt to stop")
 	hold := flag.Bool("hold", false, "after filling to the largest size, print the kubeconfig and keep the cluster until interrupted, measuring nothing: for running a tool by hand (strace, perf)")
-	demo := flag.Bool("demo", false, "measure `rangekeeper demo --fleet N` instead (no control plane, no k9s): -pods gives the SIMULATED releases N; each run also restarts on its cache")
+	demo := flag.Bool("demo", false, "measure `rangekeeper demo --fleet N` instead (no control plane, no k9s): -pods gives the SIMULATED releases N (no restart: each demo start rebuilds its Docker range)")
 	pprof := flag.Bool("pprof", false, "serve pprof from rangekeeper (loopback) and save heap and CPU profiles: for diagnosis, not for the figures")
 	flag.Parse()
 

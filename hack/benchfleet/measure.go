@@ -119,6 +119,8 @@ type running struct {
 	p     *pane
 	pid   int
 	start time.Time // just before the pane started the tool
+	// stopped: stop has run.
+	stopped bool
 }
 
 // launch starts t in a fresh tmux pane with a fresh home; what ("" or e.g. "keys") tells the
@@ -183,8 +185,13 @@ func (b *bench) restart(ctx context.Context, t *tool, rn *running, releases int)
 	return frame, at.Sub(again.start), nil
 }
 
-// stop ends the tmux server and, should it outlive its pane, the tool.
+// stop ends the tmux server and, should it outlive its pane, the tool; later calls do nothing
+// (a restart stops the start it replaces before that start's own deferred stop).
 func (rn *running) stop(t *tool) {
+	if rn.stopped {
+		return
+	}
+	rn.stopped = true
 	rn.p.kill()
 	if rn.pid > 0 {
 		stopPID(rn.pid, t.bin, 3*time.Second)

@@ -64,26 +64,32 @@ var (
 	k9sFilt  = regexp.MustCompile(`(?i)pods\(all\)\[(\d+)\] </[^>]+>`)
 )
 
+// rangekeeperStart writes config under dir and returns rangekeeper's argv (with args after the
+// global flags) and environment, with the profiling hook's variables the bench asks for.
+func rangekeeperStart(t *tool, dir string, b *bench, config, kubeconfig string, args ...string) ([]string, []string, error) {
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+		return nil, nil, err
+	}
+	env := isolatedEnv(dir, kubeconfig)
+	if b.pprofAddr != "" {
+		env = append(env, pprofEnv+"="+b.pprofAddr)
+	}
+	if b.trace {
+		env = append(env, traceEnv+"="+filepath.Join(b.out, fmt.Sprintf("%s-start.trace", filepath.Base(dir))))
+	}
+	return append([]string{t.bin, "--config", cfg, "--state", filepath.Join(dir, "state.db")}, args...), env, nil
+}
+
 func rangekeeperTool(name, bin string) *tool {
 	return &tool{
 		name: name,
 		bin:  bin,
 		setup: func(t *tool, dir string, b *bench) ([]string, []string, error) {
-			cfg := filepath.Join(dir, "config.yaml")
 			// Docker stays on (the environment's engine, as for an operator); Kubernetes is the
 			// bench cluster, every namespace.
 			body := fmt.Sprintf("kubernetes:\n  enabled: true\n  kubeconfig: %s\n  contexts: [%s]\n", b.kubeconfig, b.context)
-			if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-				return nil, nil, err
-			}
-			env := isolatedEnv(dir, b.kubeconfig)
-			if b.pprofAddr != "" {
-				env = append(env, pprofEnv+"="+b.pprofAddr)
-			}
-			if b.trace {
-				env = append(env, traceEnv+"="+filepath.Join(b.out, fmt.Sprintf("%s-start.trace", filepath.Base(dir))))
-			}
-			return []string{t.bin, "--config", cfg, "--state", filepath.Join(dir, "state.db")}, env, nil
+			return rangekeeperStart(t, dir, b, body, b.kubeconfig)
 		},
 		full: func(s string, releases, _ int) bool {
 			m := rkCount.FindStringSubmatch(s)
@@ -119,15 +125,7 @@ func rangekeeperTool(name, bin string) *tool {
 func demoTool(name, bin string) *tool {
 	t := rangekeeperTool(name, bin)
 	t.setup = func(t *tool, dir string, b *bench) ([]string, []string, error) {
-		cfg := filepath.Join(dir, "config.yaml")
-		if err := os.WriteFile(cfg, nil, 0o600); err != nil {
-			return nil, nil, err
-		}
-		env := isolatedEnv(dir, filepath.Join(dir, "no-kubeconfig"))
-		if b.pprofAddr != "" {
-			env = append(env, pprofEnv+"="+b.pprofAddr)
-		}
-		return []string{t.bin, "--config", cfg, "--state", filepath.Join(dir, "state.db"), "demo", "--fleet", strconv.Itoa(b.demoFleet)}, env, nil
+		return rangekeeperStart(t, dir, b, "", filepath.Join(dir, "no-kubeconfig"), "demo", "--fleet", strconv.Itoa(b.demoFleet))
 	}
 	full := t.full
 	t.full = func(s string, releases, pods int) bool {

@@ -67,7 +67,7 @@ func binaries(t testing.TB) (probeBin, canaryBin []byte) {
 }
 
 // testImageRepo is this test process's own canary image repository (removed at exit by its run label).
-var testImageRepo = "rangekeeper-test/verify-canary-" + dockertest.RunID
+var testImageRepo = dockertest.ImageRepo("verify-canary")
 
 // deps wires the real Docker backend, the canary and the probe pipeline behind an action layer.
 func deps(t testing.TB) verify.Deps {

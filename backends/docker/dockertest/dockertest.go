@@ -84,6 +84,10 @@ var (
 	imageErr  error
 )
 
+// ImageRepo is an image repository of this test process alone, for images a product builds
+// under a repository it is told (e.g. verify's canary image): no other test process finds it.
+func ImageRepo(name string) string { return "rangekeeper-test/" + name + "-" + RunID }
+
 // BusyboxPath is where Debian's busybox-static installs its binary.
 const BusyboxPath = "/bin/busybox"
 

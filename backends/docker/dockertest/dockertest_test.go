@@ -1,11 +1,7 @@
 package dockertest
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"testing"
 
 	"github.com/moby/moby/client"
@@ -47,7 +43,10 @@ func TestSweepDeadRemovesOnlyRunsWithNoLiveOwner(t *testing.T) {
 	// A run that left only an image (as a build whose user died mid-test does).
 	imageOnlyRun := "imageonly" + RunID
 	img := "rangekeeper-test/sweep-dead:" + RunID
-	buildLabelled(t, cli, img, Labels(map[string]string{LabelRun: imageOnlyRun, LabelOwner: deadOwner}))
+	if err := BuildImage(ctx, cli, img, Labels(map[string]string{LabelRun: imageOnlyRun, LabelOwner: deadOwner}),
+		map[string][]byte{"/empty": nil}, nil); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		_, _ = cli.ImageRemove(context.Background(), img, client.ImageRemoveOptions{Force: true, PruneChildren: true})
 	})
@@ -67,36 +66,5 @@ func TestSweepDeadRemovesOnlyRunsWithNoLiveOwner(t *testing.T) {
 	}
 	if !has("rktest-mixed-dead-"+RunID) || !has("rktest-mixed-live-"+RunID) {
 		t.Error("a run with a live owner was swept")
-	}
-}
-
-// buildLabelled builds an empty FROM-scratch image tagged tag with labels.
-func buildLabelled(t *testing.T, cli *client.Client, tag string, labels map[string]string) {
-	t.Helper()
-	df := "FROM scratch\nCOPY empty /empty\nLABEL"
-	for k, v := range labels {
-		df += fmt.Sprintf(" %q=%q", k, v)
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for name, body := range map[string]string{"Dockerfile": df, "empty": ""} {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	res, err := cli.ImageBuild(context.Background(), &buf, client.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if bytes.Contains(out, []byte(`"errorDetail"`)) {
-		t.Fatalf("build %s: %s", tag, out)
 	}
 }
