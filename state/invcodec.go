@@ -305,6 +305,12 @@ func take[T any](d *decoder, what string, pool *[]T) []T {
 	return s
 }
 
+// finding reads one posture finding.
+func (d *decoder) finding() sandbox.Finding {
+	return sandbox.Finding{RuleID: d.str("rule"), Severity: sandbox.Severity(int64(d.uint("severity"))),
+		Axis: sandbox.Axis(d.str("axis")), Member: d.str("finding member"), Message: d.str("message"), Evidence: d.str("evidence")}
+}
+
 // inventoryBody is a binary record without its saved time: two saves of an unchanged fleet
 // have equal bodies. It is nil for a record that is not in the binary layout.
 func inventoryBody(raw []byte) []byte {
@@ -320,7 +326,11 @@ func inventoryBody(raw []byte) []byte {
 }
 
 // decodeInventory reads a record written by encodeInventory.
-func decodeInventory(raw []byte) (InventoryRecord, error) {
+func decodeInventory(raw []byte) (InventoryRecord, error) { return decodeRecord(raw, false) }
+
+// decodeRecord reads a record written by encodeInventory; outline leaves the findings encoded
+// (InventoryOutlines): the record keeps a copy of their bytes, not of raw.
+func decodeRecord(raw []byte, outline bool) (InventoryRecord, error) {
 	var rec InventoryRecord
 	if len(raw) < len(invMagic) || string(raw[:len(invMagic)]) != string(invMagic) {
 		return rec, fmt.Errorf("%w: unknown format", errCorrupt)
@@ -334,13 +344,22 @@ func decodeInventory(raw []byte) (InventoryRecord, error) {
 	}
 	nsb := d.count("sandbox count")
 	members := make([]sandbox.Member, d.count("member total"))
-	findings := make([]sandbox.Finding, d.count("finding total"))
+	nFindings := d.count("finding total")
+	var findings []sandbox.Finding
+	if !outline {
+		findings = make([]sandbox.Finding, nFindings)
+	}
 	facts := make([]sandbox.KeyValue, d.count("fact total"))
 	nilFleet := d.uint("fleet flags")&1 != 0
 	if d.err != nil || nilFleet && nsb == 0 {
 		return rec, d.err
 	}
 	rec.Sandboxes = make([]sandbox.Sandbox, nsb)
+	var o *findingsOutline
+	if outline {
+		o = &findingsOutline{raw: make([]byte, 0, (len(raw)-d.off)/2), table: d.table, at: make([]int, nsb), worst: make([]sandbox.Severity, nsb), count: make([]int, nsb)}
+		rec.outline = o
+	}
 	for i := range rec.Sandboxes {
 		sb := &rec.Sandboxes[i]
 		sb.ID = d.str("sandbox id")
@@ -372,17 +391,15 @@ func decodeInventory(raw []byte) (InventoryRecord, error) {
 			m.Running = mf&1 != 0
 			m.Labels = nilIfFlag(m.Labels, mf&2 != 0)
 		}
-		if sb.Findings = take(d, "findings", &findings); d.err != nil {
-			return rec, d.err
+		if o != nil {
+			d.outlineFindings(o, i)
+		} else if sb.Findings = take(d, "findings", &findings); d.err == nil {
+			for j := range sb.Findings {
+				sb.Findings[j] = d.finding()
+			}
 		}
-		for j := range sb.Findings {
-			fd := &sb.Findings[j]
-			fd.RuleID = d.str("rule")
-			fd.Severity = sandbox.Severity(int64(d.uint("severity")))
-			fd.Axis = sandbox.Axis(d.str("axis"))
-			fd.Member = d.str("finding member")
-			fd.Message = d.str("message")
-			fd.Evidence = d.str("evidence")
+		if d.err != nil {
+			return rec, d.err
 		}
 		if sb.Extra = take(d, "facts", &facts); d.err != nil {
 			return rec, d.err
@@ -395,7 +412,7 @@ func decodeInventory(raw []byte) (InventoryRecord, error) {
 			sb.Members = nil
 		}
 		if nf&2 != 0 {
-			sb.Findings = nil
+			sb.Findings = nil // (an outlined sandbox has none either way)
 		}
 		if nf&4 != 0 {
 			sb.Extra = nil

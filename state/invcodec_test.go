@@ -141,7 +141,8 @@ func FuzzDecodeInventory(f *testing.F) {
 	f.Add(encodeInventory(InventoryRecord{Backend: "k8s:x", Sandboxes: k8sFleet(2)}))
 	f.Add(encodeInventory(InventoryRecord{Backend: "docker:y"}))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		rec, err := decodeInventory(raw) // must never panic
+		outlineAgrees(t, raw) // must never panic, and agree with the full decode
+		rec, err := decodeInventory(raw)
 		if err == nil {
 			if _, err := decodeInventory(encodeInventory(rec)); err != nil {
 				t.Fatalf("re-encoding a decoded record: %v", err)
