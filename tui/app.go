@@ -160,13 +160,7 @@ func New(opts Options) *Model {
 
 // LoadCache paints the inventory cache (stale) before backends answer.
 func (m *Model) LoadCache(recs []state.InventoryRecord) {
-	for _, rec := range recs {
-		rows := make([]*fleet.Row, 0, len(rec.Sandboxes))
-		for _, sb := range rec.Sandboxes {
-			rows = append(rows, fleet.NewRow(rec.Backend, sb, true))
-		}
-		m.fleet.LoadCached(rec.Backend, rows)
-	}
+	m.fleet.LoadPrepared(prepareCache(recs, m.fleet.Store().Order()))
 }
 
 // Fleet exposes the fleet screen (tests).

@@ -270,7 +270,7 @@ func (m *Model) sandboxes(ids []string) []backends.Sandbox {
 	out := make([]backends.Sandbox, 0, len(ids))
 	for _, id := range ids {
 		if r, ok := m.fleet.Store().Get(id); ok {
-			out = append(out, r.SB)
+			out = append(out, r.Sandbox())
 		} else if m.opts.Supervisor != nil {
 			if _, sb, ok := m.opts.Supervisor.Lookup(id); ok {
 				out = append(out, sb)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/state"
+	"github.com/rangekeeper/rangekeeper/views/fleet"
 )
 
 // Opened is what Options.Open hands the program once the state file is open: the program paints
@@ -17,22 +18,37 @@ type Opened struct {
 	Inventory []state.InventoryRecord // the cache to paint (stale) until backends answer
 }
 
-// openedMsg carries Options.Open's result into Update.
+// openedMsg carries Options.Open's result into Update, its cache already made into rows.
 type openedMsg struct {
-	o   Opened
-	err error
+	o     Opened
+	cache fleet.PreparedCache
+	err   error
 }
 
-// open runs Options.Open off the UI goroutine.
+// open runs Options.Open off the UI goroutine and prepares its cache there too, sorted by the
+// table's order at the start (what it still is when the message arrives, unless the operator
+// sorted in between: then the cache is sorted again on arrival).
 func (m *Model) open() tea.Cmd {
 	if m.opts.Open == nil {
 		return nil
 	}
-	open := m.opts.Open
+	open, order := m.opts.Open, m.fleet.Store().Order()
 	return func() tea.Msg {
 		o, err := open()
-		return openedMsg{o: o, err: err}
+		return openedMsg{o: o, cache: prepareCache(o.Inventory, order), err: err}
 	}
+}
+
+// prepareCache makes the inventory cache's rows and sorts them by order.
+func prepareCache(recs []state.InventoryRecord, order fleet.Order) fleet.PreparedCache {
+	fleets := make([]fleet.CachedFleet, len(recs))
+	for i, rec := range recs {
+		fleets[i] = fleet.CachedFleet{Backend: rec.Backend, Sandboxes: rec.Sandboxes}
+		if rec.Outlined() {
+			fleets[i].Worst, fleets[i].Findings = rec.WorstOf, rec.FindingsOf
+		}
+	}
+	return fleet.PrepareCache(fleets, order)
 }
 
 // beginWatch lets a deferred containment watch take its first step, which reads every stored
@@ -56,5 +72,5 @@ func (m *Model) installOpened(msg openedMsg) {
 	if msg.o.Actions != nil {
 		m.opts.Actions = msg.o.Actions
 	}
-	m.LoadCache(msg.o.Inventory)
+	m.fleet.LoadPrepared(msg.cache)
 }

@@ -268,7 +268,7 @@ func (m *Model) openDetail(c *screen.Context, r *fleet.Row) tea.Cmd {
 			if row.Stale {
 				stale = m.fleet.StaleReason(row.Backend)
 			}
-			return row.SB, stale, true
+			return row.Sandbox(), stale, true
 		},
 		Busy: func(id string) string { return m.running[id].action },
 		Gone: func(id string) bool { return m.sandboxGone(r.Backend, id) }, // orphans.go
@@ -301,7 +301,7 @@ func (m *Model) openDetail(c *screen.Context, r *fleet.Row) tea.Cmd {
 		}
 	}
 	src.Marks = m.watchMarks // the containment watch (watch.go)
-	d := detail.New(r.SB, src)
+	d := detail.New(r.Sandbox(), src)
 	if r.Stale {
 		d.Stale = m.fleet.StaleReason(r.Backend)
 	}

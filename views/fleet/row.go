@@ -15,6 +15,17 @@ type Row struct {
 	Stale   bool   // from the cache, or the backend is unreachable
 	Sev     catalog.Severity
 	search  string // lower-cased text the free-text filter searches
+	// findings reads SB's findings when the cache left them encoded (cachedRow); nil otherwise.
+	findings func() []backends.Finding
+}
+
+// Sandbox is the row's sandbox with its findings, read now if the cache left them encoded.
+func (r *Row) Sandbox() backends.Sandbox {
+	sb := r.SB
+	if r.findings != nil {
+		sb.Findings = r.findings()
+	}
+	return sb
 }
 
 // NewRow precomputes what filtering and sorting need.
