@@ -49,6 +49,9 @@ type factory struct {
 	extraBackends []backends.Backend // e.g. the demo's simulated ranges
 	onlyBackend   string             // a kind or name: Backends builds only those (ls --backend)
 	sup           *supervisor.Supervisor
+	// supervisorAfter, when set before the supervisor is built, holds back the backends' first
+	// lists until it closes (the workbench: until the inventory cache is read).
+	supervisorAfter <-chan struct{}
 
 	// served: this factory runs a command line inside `rangekeeper serve` (serve.go), over the
 	// daemon's state file, supervisor and action layer, for the socket's client.

@@ -121,8 +121,21 @@ func (f *factory) Supervisor() (*supervisor.Supervisor, error) {
 	}
 	f.sup = supervisor.New(bs, supervisor.DefaultBackoff)
 	ctx, cancel := context.WithCancel(context.Background())
-	wait := f.sup.Start(ctx)
-	f.onClose(func() { cancel(); wait() })
+	if f.supervisorAfter == nil {
+		wait := f.sup.Start(ctx)
+		f.onClose(func() { cancel(); wait() })
+		return f.sup, nil
+	}
+	started := make(chan func(), 1)
+	go func(gate <-chan struct{}) {
+		select {
+		case <-gate:
+			started <- f.sup.Start(ctx)
+		case <-ctx.Done(): // the command ended first: nothing to start or wait for
+			started <- func() {}
+		}
+	}(f.supervisorAfter)
+	f.onClose(func() { cancel(); (<-started)() })
 	return f.sup, nil
 }
 
