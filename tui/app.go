@@ -158,11 +158,6 @@ func New(opts Options) *Model {
 	return m
 }
 
-// LoadCache paints the inventory cache (stale) before backends answer.
-func (m *Model) LoadCache(recs []state.InventoryRecord) {
-	m.fleet.LoadPrepared(prepareCache(recs, m.fleet.Store().Order()))
-}
-
 // Fleet exposes the fleet screen (tests).
 func (m *Model) Fleet() *fleet.Model { return m.fleet.Model }
 
