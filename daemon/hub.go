@@ -199,7 +199,7 @@ func (s *Session) pump() {
 		// Send blocks while the program is busy (or its client frozen): only this pump waits,
 		// and what arrives meanwhile folds into the next delivery.
 		if len(ups) > 0 {
-			s.prog.Send(fleet.UpdatesMsg(ups))
+			s.prog.Send(fleet.Prepare(ups)) // built on this pump, not in the program
 		}
 		if team {
 			s.prog.Send(tui.TeamMsg{})

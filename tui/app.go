@@ -191,7 +191,7 @@ func waitUpdates(ctx context.Context, s *supervisor.Supervisor) tea.Cmd {
 		case <-ctx.Done():
 			return nil
 		case <-s.Notify():
-			return fleet.UpdatesMsg(s.Drain())
+			return fleet.Prepare(s.Drain()) // the rows of its resets built here, not in Update
 		}
 	}
 }

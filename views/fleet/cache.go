@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/rangekeeper/rangekeeper/backends"
@@ -37,6 +36,9 @@ type PreparedCache struct {
 	backends   []string // in the cache's order
 	sorted     []*Row   // every row, sorted by order
 	order      Order
+	// The store's maps for sorted, built here too; nil when the cache holds one ID twice.
+	byBackend map[string]map[string]*Row
+	byID      map[string]*Row
 }
 
 // PrepareCache builds the rows of a cache (stale) and sorts them by o. It is pure and safe to run
@@ -59,6 +61,19 @@ func PrepareCache(fleets []CachedFleet, o Order) PreparedCache {
 		c.sorted = append(c.sorted, rows...)
 	}
 	slices.SortStableFunc(c.sorted, o.Compare)
+	c.byID = make(map[string]*Row, n)
+	c.byBackend = make(map[string]map[string]*Row, len(c.perBackend))
+	for b, rows := range c.perBackend {
+		c.byBackend[b] = make(map[string]*Row, len(rows))
+		for _, r := range rows {
+			if _, dup := c.byID[r.SB.ID]; dup {
+				c.byID, c.byBackend = nil, nil
+				return c
+			}
+			c.byID[r.SB.ID] = r
+			c.byBackend[b][r.SB.ID] = r
+		}
+	}
 	return c
 }
 
@@ -78,7 +93,7 @@ func (m *Model) LoadPrepared(c PreparedCache) {
 			fast = false
 		}
 	}
-	if !fast || !m.store.loadSorted(c.sorted) {
+	if !fast || !m.store.loadSorted(c) {
 		for _, b := range c.backends {
 			m.LoadCached(b, c.perBackend[b])
 		}
@@ -92,20 +107,17 @@ func (m *Model) LoadPrepared(c PreparedCache) {
 	m.followCursor()
 }
 
-// loadSorted makes rows, already in the store's order and all matching its query, the contents
-// of an empty store: no sort and one version for the lot. It refuses (false, store unchanged) a
-// list that holds one ID twice, which only the general path reconciles.
-func (s *Store) loadSorted(rows []*Row) bool {
-	byID := make(map[string]*Row, len(rows))
-	for _, r := range rows {
-		if _, dup := byID[r.SB.ID]; dup {
-			return false
-		}
-		byID[r.SB.ID] = r
+// loadSorted makes a prepared cache, already in the store's order and all matching its query,
+// the contents of an empty store: no sort, no map built and one version for the lot. It refuses
+// (false, store unchanged) a cache that holds one ID twice, which only the general path
+// reconciles.
+func (s *Store) loadSorted(c PreparedCache) bool {
+	if c.byID == nil {
+		return false
 	}
-	s.rows = byID
-	s.indexed = maps.Clone(byID)
-	s.index = rows
+	s.rows = c.byBackend
+	s.indexed = c.byID
+	s.index = c.sorted
 	s.version++
 	s.install++
 	s.gdirty = true

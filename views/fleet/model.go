@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/lineedit"
@@ -19,8 +20,29 @@ import (
 // FilterDebounce is how long typing must pause before a filter is computed.
 const FilterDebounce = 60 * time.Millisecond
 
-// UpdatesMsg carries a batch of supervisor updates into the UI.
-type UpdatesMsg []supervisor.Update
+// UpdatesMsg carries a batch of supervisor updates into the UI. Made by Prepare, off the UI
+// goroutine, it brings its resets' rows already built: at 25,000 sandboxes building them took
+// 50–120 ms of the UI goroutine, a frozen key press while a large fleet loads.
+type UpdatesMsg struct {
+	Updates []supervisor.Update
+	resets  []map[string]*Row // per update: its reset's rows by ID; nil when not prepared
+}
+
+// Prepare builds the rows of every reset in us. It is pure and safe to run on any goroutine; the
+// message it returns is applied once, by one screen (its rows become that store's).
+func Prepare(us []supervisor.Update) UpdatesMsg {
+	msg := UpdatesMsg{Updates: us}
+	for i, u := range us {
+		if u.Event == nil || u.Event.Type != backends.EventReset {
+			continue
+		}
+		if msg.resets == nil {
+			msg.resets = make([]map[string]*Row, len(us))
+		}
+		msg.resets[i] = resetRows(u.Backend, u.Event.Sandboxes)
+	}
+	return msg
+}
 
 // HealthMsg replaces the health line.
 type HealthMsg []supervisor.Health
@@ -128,13 +150,21 @@ func (m *Model) Health() []supervisor.Health { return m.health }
 // ApplyUpdates folds supervisor updates into the store; it returns a command when a large reset
 // needs an off-goroutine recompute.
 func (m *Model) ApplyUpdates(us []supervisor.Update) tea.Cmd {
+	return m.applyUpdates(UpdatesMsg{Updates: us})
+}
+
+func (m *Model) applyUpdates(msg UpdatesMsg) tea.Cmd {
 	need := false
-	for _, u := range us {
+	for i, u := range msg.Updates {
 		if u.Health != nil {
 			m.setHealth(*u.Health)
 		}
 		if u.Event != nil {
-			if m.store.ApplyEvent(u.Backend, *u.Event) {
+			var rows map[string]*Row
+			if msg.resets != nil {
+				rows = msg.resets[i]
+			}
+			if m.store.apply(u.Backend, *u.Event, rows) {
 				need = true
 			}
 		}
@@ -209,7 +239,7 @@ func (m *Model) compute(q Query, o Order) tea.Cmd {
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case UpdatesMsg:
-		cmd := m.ApplyUpdates(msg)
+		cmd := m.applyUpdates(msg)
 		return m, cmd
 	case HealthMsg:
 		m.SetHealthAll(msg)

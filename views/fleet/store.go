@@ -2,18 +2,21 @@ package fleet
 
 import (
 	"slices"
-
-	"github.com/rangekeeper/rangekeeper/backends"
 )
 
-// Store holds the fleet as rows keyed by sandbox ID plus the filtered, sorted index the table
-// shows. Single backend events update the index incrementally (binary search, no rebuild);
-// whole-fleet work (a new filter, a new order, a backend reset) is computed off the UI goroutine
-// by Compute and installed with Install.
+// Store holds the fleet as rows keyed by backend and sandbox ID plus the filtered, sorted index
+// the table shows. Single backend events update the index incrementally (binary search, no
+// rebuild); whole-fleet work (a new filter, a new order, a large backend reset) is computed off
+// the UI goroutine by Compute and installed with Install. Work that touches many rows at once
+// (a backend going stale, a computed index installed after many changes) merges them into the
+// index in one pass (reindex.go), never one sorted insert per row.
+//
+// A sandbox ID names its backend (backends.ID), so one ID lives under one backend; should a
+// backend report another's ID, the newer row wins, as with one map.
 type Store struct {
-	rows    map[string]*Row
-	index   []*Row          // rows matching query, in order
-	indexed map[string]*Row // the pointer of each row currently in index
+	rows    map[string]map[string]*Row // backend → sandbox ID → row
+	index   []*Row                     // rows matching query, in order
+	indexed map[string]*Row            // the pointer of each row currently in index
 	query   Query
 	order   Order
 
@@ -32,18 +35,31 @@ type groupStart struct {
 
 // NewStore returns an empty store ordered by backend then name.
 func NewStore() *Store {
-	return &Store{rows: map[string]*Row{}, indexed: map[string]*Row{}, changed: map[string]uint64{}, gdirty: true}
+	return &Store{rows: map[string]map[string]*Row{}, indexed: map[string]*Row{}, changed: map[string]uint64{}, gdirty: true}
 }
 
 // Len is the number of rows shown; Total the number known.
-func (s *Store) Len() int   { return len(s.index) }
-func (s *Store) Total() int { return len(s.rows) }
+func (s *Store) Len() int { return len(s.index) }
+func (s *Store) Total() int {
+	n := 0
+	for _, rows := range s.rows {
+		n += len(rows)
+	}
+	return n
+}
 
 // At returns the i-th shown row.
 func (s *Store) At(i int) *Row { return s.index[i] }
 
 // Get returns a row by sandbox ID.
-func (s *Store) Get(id string) (*Row, bool) { r, ok := s.rows[id]; return r, ok }
+func (s *Store) Get(id string) (*Row, bool) {
+	for _, rows := range s.rows {
+		if r, ok := rows[id]; ok {
+			return r, true
+		}
+	}
+	return nil, false
+}
 
 // Gen changes whenever the shown index may have: a row changed or a computed index was installed.
 func (s *Store) Gen() uint64 { return s.version + s.install }
@@ -75,11 +91,31 @@ func (s *Store) touch(id string) {
 	s.gdirty = true
 }
 
+// backendRows is backend's row map, made on first use.
+func (s *Store) backendRows(backend string) map[string]*Row {
+	rows := s.rows[backend]
+	if rows == nil {
+		rows = map[string]*Row{}
+		s.rows[backend] = rows
+	}
+	return rows
+}
+
+// set stores r as its ID's row, under r's backend only.
+func (s *Store) set(r *Row) {
+	for b, rows := range s.rows {
+		if b != r.Backend {
+			delete(rows, r.SB.ID)
+		}
+	}
+	s.backendRows(r.Backend)[r.SB.ID] = r
+}
+
 // Put inserts or replaces one row incrementally.
 func (s *Store) Put(r *Row) {
 	id := r.SB.ID
 	s.unindex(id)
-	s.rows[id] = r
+	s.set(r)
 	s.touch(id)
 	s.indexRow(r)
 }
@@ -88,7 +124,7 @@ func (s *Store) Put(r *Row) {
 // insert each (Put is O(n) per row: loading a 10,000-row cache that way is O(n²)).
 func (s *Store) PutAll(rows []*Row) {
 	for _, r := range rows {
-		s.rows[r.SB.ID] = r
+		s.set(r)
 		s.touch(r.SB.ID)
 	}
 	s.Install(Compute(s.Snapshot(s.query, s.order)))
@@ -96,12 +132,14 @@ func (s *Store) PutAll(rows []*Row) {
 
 // Remove deletes one row incrementally.
 func (s *Store) Remove(id string) {
-	if _, ok := s.rows[id]; !ok {
-		return
+	for _, rows := range s.rows {
+		if _, ok := rows[id]; ok {
+			s.unindex(id)
+			delete(rows, id)
+			s.touch(id)
+			return
+		}
 	}
-	s.unindex(id)
-	delete(s.rows, id)
-	s.touch(id)
 }
 
 func (s *Store) unindex(id string) {
@@ -124,49 +162,6 @@ func (s *Store) indexRow(r *Row) {
 	s.indexed[r.SB.ID] = r
 }
 
-// ReplaceBackend swaps every row of one backend for rows (a backend's reset). Large resets should
-// go through Compute instead; this is the incremental path for small fleets.
-func (s *Store) ReplaceBackend(backend string, rows []*Row) {
-	keep := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		keep[r.SB.ID] = true
-	}
-	for id, r := range s.rows {
-		if r.Backend == backend && !keep[id] {
-			s.Remove(id)
-		}
-	}
-	for _, r := range rows {
-		s.Put(r)
-	}
-}
-
-// SetRowsRaw replaces the rows of one backend without touching the index; the caller then
-// schedules a Compute. Used for big resets so the UI goroutine does O(n) map work, not sorting.
-func (s *Store) SetRowsRaw(backend string, rows []*Row) {
-	for id, r := range s.rows {
-		if r.Backend == backend {
-			delete(s.rows, id)
-			s.touch(id)
-		}
-	}
-	for _, r := range rows {
-		s.rows[r.SB.ID] = r
-		s.touch(r.SB.ID)
-	}
-}
-
-// MarkBackend sets the stale flag on every row of backend (a backend went away or came back).
-func (s *Store) MarkBackend(backend string, stale bool) {
-	for _, r := range s.rows {
-		if r.Backend == backend && r.Stale != stale {
-			nr := *r
-			nr.Stale = stale
-			s.Put(&nr)
-		}
-	}
-}
-
 // Snapshot is an immutable copy of everything Compute needs.
 type Snapshot struct {
 	Rows    []*Row
@@ -177,9 +172,11 @@ type Snapshot struct {
 
 // Snapshot captures the rows for an off-goroutine Compute with a new query or order.
 func (s *Store) Snapshot(q Query, o Order) Snapshot {
-	rows := make([]*Row, 0, len(s.rows))
-	for _, r := range s.rows {
-		rows = append(rows, r)
+	rows := make([]*Row, 0, s.Total())
+	for _, byID := range s.rows {
+		for _, r := range byID {
+			rows = append(rows, r)
+		}
 	}
 	return Snapshot{Rows: rows, Query: q, Order: o, Version: s.version}
 }
@@ -187,6 +184,7 @@ func (s *Store) Snapshot(q Query, o Order) Snapshot {
 // Result is a computed index ready to install.
 type Result struct {
 	Index   []*Row
+	indexed map[string]*Row // Index by ID, built beside it so Install need not
 	Query   Query
 	Order   Order
 	Version uint64
@@ -201,29 +199,35 @@ func Compute(snap Snapshot) Result {
 		}
 	}
 	slices.SortFunc(idx, snap.Order.Compare)
-	return Result{Index: idx, Query: snap.Query, Order: snap.Order, Version: snap.Version}
+	byID := make(map[string]*Row, len(idx))
+	for _, r := range idx {
+		byID[r.SB.ID] = r
+	}
+	return Result{Index: idx, indexed: byID, Query: snap.Query, Order: snap.Order, Version: snap.Version}
 }
 
 // Install adopts a computed result, then re-applies every row that changed after its snapshot
-// so no event that arrived during the computation is lost.
+// so no event that arrived during the computation is lost. Its cost on the UI goroutine is the
+// changes', not the fleet's: the result arrives indexed.
 func (s *Store) Install(res Result) {
 	s.install++
 	s.index = res.Index
 	s.query = res.Query
 	s.order = res.Order
-	s.indexed = make(map[string]*Row, len(res.Index))
-	for _, r := range res.Index {
-		s.indexed[r.SB.ID] = r
+	s.indexed = res.indexed
+	if s.indexed == nil { // a Result made by hand
+		s.indexed = make(map[string]*Row, len(res.Index))
+		for _, r := range res.Index {
+			s.indexed[r.SB.ID] = r
+		}
 	}
+	var later []string
 	for id, v := range s.changed {
-		if v <= res.Version {
-			continue
-		}
-		s.unindex(id)
-		if r, ok := s.rows[id]; ok {
-			s.indexRow(r)
+		if v > res.Version {
+			later = append(later, id)
 		}
 	}
+	s.reindex(later)
 	s.gdirty = true
 	s.compactChanges(res.Version)
 }
@@ -259,27 +263,3 @@ func (s *Store) Groups() []groupStart {
 	s.gdirty = false
 	return s.groups
 }
-
-// ApplyEvent applies one backend event incrementally, except resets larger than
-// incrementalResetLimit, which return true: the caller must schedule a Compute.
-func (s *Store) ApplyEvent(backend string, ev backends.Event) (needCompute bool) {
-	switch ev.Type {
-	case backends.EventReset:
-		rows := make([]*Row, len(ev.Sandboxes))
-		for i, sb := range ev.Sandboxes {
-			rows[i] = NewRow(backend, sb, false)
-		}
-		if len(rows) > incrementalResetLimit {
-			s.SetRowsRaw(backend, rows)
-			return true
-		}
-		s.ReplaceBackend(backend, rows)
-	case backends.EventUpsert:
-		s.Put(NewRow(backend, ev.Sandbox, false))
-	case backends.EventRemove:
-		s.Remove(ev.ID)
-	}
-	return false
-}
-
-const incrementalResetLimit = 512
