@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -12,38 +14,52 @@ import (
 // table is full, opens and closes the help every 50 ms, timing each key press (from send-keys'
 // return) to the first captured screen that shows its effect: how responsive the workbench
 // stays while it loads.
+// Between the tool's presses, the same is timed for a reference program (echoRef, in a tmux
+// server of its own) that answers a key with a write at once: the floor of the terminal path
+// (tmux, the pseudo-terminal, one tmux process per capture) under the same load.
 // Then, the table full, idleKeys more presses give the floor (the terminal path: tmux, the
 // renderer's frame rate, the capture itself, whose resolution is one tmux process). Tools
 // without a help marker (k9s) are not measured.
-func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (loading, idle []time.Duration, err error) {
+func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (loading, idle, ref []time.Duration, err error) {
 	if t.helpShown == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	releases := pods / b.spec.perRel
+	refPane, err := b.startReference()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer refPane.kill()
 	rn, err := b.launch(t, pods, run, "keys")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer rn.stop(t)
 	p := rn.p
 	if _, _, err := p.waitFor(ctx, t.firstFrame, 5*time.Millisecond, 30*time.Second); err != nil {
-		return nil, nil, fmt.Errorf("no first frame: %w", err)
+		return nil, nil, nil, fmt.Errorf("no first frame: %w", err)
 	}
 	deadline := time.Now().Add(b.loadTimeout)
+	refOpened := false
 	for open, full := false, false; len(idle) < idleKeys; {
 		if err := p.keys(t.helpKey); err != nil {
-			return loading, idle, err
+			return loading, idle, ref, err
 		}
 		k0 := time.Now() // the key is in the pane once send-keys returns; its own start-up is not the tool's
 		open = !open
 		at, s, err := p.poll(ctx, func(s string) bool { return t.helpShown(s) == open }, 10*time.Second)
 		if err != nil {
-			return loading, idle, fmt.Errorf("key %d (help open=%v) never reached the screen: %w", len(loading)+len(idle)+1, open, err)
+			return loading, idle, ref, fmt.Errorf("key %d (help open=%v) never reached the screen: %w", len(loading)+len(idle)+1, open, err)
 		}
 		if full {
 			idle = append(idle, at.Sub(k0))
 		} else {
 			loading = append(loading, at.Sub(k0))
+			d, err := refPress(ctx, refPane, &refOpened)
+			if err != nil {
+				return loading, idle, ref, err
+			}
+			ref = append(ref, d)
 		}
 		if !open && !full {
 			if full = t.full(s, releases, pods); full {
@@ -51,11 +67,50 @@ func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (l
 			}
 		}
 		if !full && at.After(deadline) {
-			return loading, idle, fmt.Errorf("no full table within %s", b.loadTimeout)
+			return loading, idle, ref, fmt.Errorf("no full table within %s", b.loadTimeout)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return loading, idle, nil
+	return loading, idle, ref, nil
+}
+
+// startReference runs echoRef (this binary) in a tmux server of its own, shown and ready.
+func (b *bench) startReference() (*pane, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPane(fmt.Sprintf("benchfleet-%d-reference", os.Getpid()), b.width, b.height)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.start([]string{exe, echoRefArg}, []string{"TERM=xterm-256color"}); err != nil {
+		p.kill()
+		return nil, err
+	}
+	if _, _, err := p.waitFor(context.Background(), func(s string) bool { return strings.Contains(s, refShut) }, 5*time.Millisecond, 10*time.Second); err != nil {
+		p.kill()
+		return nil, fmt.Errorf("the reference program never drew: %w", err)
+	}
+	return p, nil
+}
+
+// refPress times one key press of the reference program to its screen, as the tool's are.
+func refPress(ctx context.Context, p *pane, opened *bool) (time.Duration, error) {
+	if err := p.keys("x"); err != nil {
+		return 0, err
+	}
+	k0 := time.Now()
+	*opened = !*opened
+	want := refShut
+	if *opened {
+		want = refOpen
+	}
+	at, _, err := p.poll(ctx, func(s string) bool { return strings.Contains(s, want) }, 10*time.Second)
+	if err != nil {
+		return 0, fmt.Errorf("reference key never reached the screen: %w", err)
+	}
+	return at.Sub(k0), nil
 }
 
 // idleKeys is how many presses measure the floor once the table is full.

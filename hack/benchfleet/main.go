@@ -51,6 +51,12 @@ func (b *bench) logf(format string, args ...any) {
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == echoRefArg { // the keys phase's reference program
+		if err := echoRef(); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
 	kubetest.ReaperMain() // the control plane's reaper re-executes this binary
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "benchfleet:", err)
@@ -225,12 +231,13 @@ func (b *bench) round(ctx context.Context, tools []*tool, pods, runs int, label 
 				b.logf("  %s: %v", t.name, r.err)
 			}
 			if b.keys && ctx.Err() == nil {
-				r.keys, r.idleKeys, r.keysErr = b.keysWhileLoading(ctx, t, pods, run)
+				r.keys, r.idleKeys, r.refKeys, r.keysErr = b.keysWhileLoading(ctx, t, pods, run)
 				if r.keysErr != nil {
 					b.logf("  %s keys while loading: %v", t.name, firstLines(r.keysErr.Error(), 1))
 				} else if len(r.keys) > 0 {
-					b.logf("  %s: key→frame while loading p50 %.1f ms, p99 %.1f ms (n=%d); when full p50 %.1f ms, p99 %.1f ms (n=%d)", t.name,
-						quantile(r.keys, 0.5), quantile(r.keys, 0.99), len(r.keys), quantile(r.idleKeys, 0.5), quantile(r.idleKeys, 0.99), len(r.idleKeys))
+					b.logf("  %s: key→frame while loading p50 %.1f ms, p99 %.1f ms (n=%d); when full p50 %.1f ms, p99 %.1f ms (n=%d); reference while loading p50 %.1f ms, p99 %.1f ms", t.name,
+						quantile(r.keys, 0.5), quantile(r.keys, 0.99), len(r.keys), quantile(r.idleKeys, 0.5), quantile(r.idleKeys, 0.99), len(r.idleKeys),
+						quantile(r.refKeys, 0.5), quantile(r.refKeys, 0.99))
 				}
 			}
 			all = append(all, r)

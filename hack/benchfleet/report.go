@@ -36,6 +36,8 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 		{"keys while loading", func(r result) float64 { return keysOr(r, float64(len(r.keys))) }, func(v float64) string { return fmt.Sprintf("%.0f", v) }},
 		{"key→frame p50 loading", func(r result) float64 { return keysOr(r, quantile(r.keys, 0.5)) }, ms1},
 		{"key→frame p99 loading", func(r result) float64 { return keysOr(r, quantile(r.keys, 0.99)) }, ms1},
+		{"reference p50 loading", func(r result) float64 { return keysOr(r, quantile(r.refKeys, 0.5)) }, ms1},
+		{"reference p99 loading", func(r result) float64 { return keysOr(r, quantile(r.refKeys, 0.99)) }, ms1},
 		{"key→frame p99 full", func(r result) float64 { return keysOr(r, quantile(r.idleKeys, 0.99)) }, ms1},
 		{"restart: first frame", func(r result) float64 { return restartOr(r, r.restartFrame) }, ms},
 		{"restart: every release", func(r result) float64 { return restartOr(r, r.restartRows) }, ms},

@@ -22,8 +22,12 @@ const Env = "RANGEKEEPER_PPROF"
 // start spends its wall time: the CPU profile shows only what ran).
 const TraceEnv = "RANGEKEEPER_TRACE"
 
-// TraceFor is how long the start-up trace runs.
+// TraceFor is how long the start-up trace runs, unless TraceForEnv gives another duration
+// (a 50,000-pod load outlasts 5 s).
 const TraceFor = 5 * time.Second
+
+// TraceForEnv names the variable that sets the trace's length (e.g. "20s").
+const TraceForEnv = "RANGEKEEPER_TRACE_FOR"
 
 func init() {
 	if path := os.Getenv(TraceEnv); path != "" {
@@ -49,7 +53,11 @@ func startTrace(path string) error {
 		f.Close()
 		return err
 	}
-	time.AfterFunc(TraceFor, func() { trace.Stop(); f.Close() })
+	length := TraceFor
+	if d, err := time.ParseDuration(os.Getenv(TraceForEnv)); err == nil && d > 0 {
+		length = d
+	}
+	time.AfterFunc(length, func() { trace.Stop(); f.Close() })
 	return nil
 }
 
