@@ -170,7 +170,7 @@ func TestClusterRuntimeClassesGradeTheRuntimeRule(t *testing.T) {
 		p := hardenedPod()
 		p.Spec.RuntimeClassName = nil
 		var sev catalog.Severity
-		for _, f := range newSpecTable(PostureOptions{RuntimePolicy: tc.policy, RuntimeClasses: got}).intern(p.Spec).posture() {
+		for _, f := range newSpecTable(PostureOptions{RuntimePolicy: tc.policy, RuntimeClasses: got}).intern(&p.Spec).posture() {
 			if f.RuleID == "K8S-H18" {
 				sev = f.Severity
 			}

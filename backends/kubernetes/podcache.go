@@ -53,7 +53,10 @@ type specTable struct {
 	opts PostureOptions // the policy and runtime classes every spec's posture is graded by
 	mu   sync.Mutex
 	m    map[string]*podSpec
-	strs map[string]string // label keys and values, each kept once (guarded by mu)
+	// scratch and key: the slim spec and its encoding of the pod being cached (guarded by mu)
+	scratch corev1.PodSpec
+	key     []byte
+	strs    map[string]string // label keys and values, each kept once (guarded by mu)
 	// egress: network policies' egress rules, each distinct set kept once (policycache.go)
 	egress map[string][]egressRule
 }
@@ -96,20 +99,25 @@ func (t *specTable) str(s string) string {
 	return s
 }
 
-func (t *specTable) intern(spec corev1.PodSpec) *podSpec {
-	key, err := spec.Marshal()
-	if err != nil { // cannot happen for a decoded spec; keep it unshared rather than fail
-		return &podSpec{spec: spec, opts: t.opts}
-	}
+func (t *specTable) intern(full *corev1.PodSpec) *podSpec {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	slimSpecInto(&t.scratch, full)
+	size := t.scratch.Size()
+	if cap(t.key) < size {
+		t.key = make([]byte, size)
+	}
+	key := t.key[:size]
+	if n, err := t.scratch.MarshalToSizedBuffer(key); err != nil || n != size { // cannot happen for a decoded spec; keep it unshared rather than fail
+		return &podSpec{spec: slimSpec(full), opts: t.opts}
+	}
 	if s, ok := t.m[string(key)]; ok {
 		return s
 	}
 	if len(t.m) >= maxSpecs {
 		clear(t.m)
 	}
-	s := &podSpec{spec: spec, opts: t.opts}
+	s := &podSpec{spec: slimSpec(full), opts: t.opts} // its own copy: the scratch is reused
 	t.m[string(key)] = s
 	return s
 }
@@ -128,7 +136,7 @@ func (t *specTable) cache(p *corev1.Pod) *cachedPod {
 	c := &cachedPod{ObjectMeta: metav1.ObjectMeta{
 		Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
 		Labels: t.labels(p.Labels), CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
-	}, spec: t.intern(slimSpec(&p.Spec)), phase: p.Status.Phase, waiting: firstWaiting(p.Status.ContainerStatuses)}
+	}, spec: t.intern(&p.Spec), phase: p.Status.Phase, waiting: firstWaiting(p.Status.ContainerStatuses)}
 	if task, ok := p.Annotations[AnnotationTask]; ok {
 		c.Annotations = t.labels(map[string]string{AnnotationTask: task})
 	}

@@ -15,59 +15,84 @@ import (
 // slimSpec keeps the security-relevant part of a pod spec, what podFindings reads: PSS fields,
 // capabilities, host namespaces and paths, ports bound on the node, limits' presence, mounts.
 func slimSpec(s *corev1.PodSpec) corev1.PodSpec {
-	out := corev1.PodSpec{
+	var out corev1.PodSpec
+	slimSpecInto(&out, s)
+	return out
+}
+
+// slimSpecInto writes slimSpec(s) into out, reusing the slices and maps out already holds: the
+// spec table builds every pod's slim spec into one scratch value to find its shared copy, so a
+// pod whose spec is known allocates nothing for it (issue 18: at 50,000 pods this garbage fed
+// the collector whose assists took a core from the UI).
+func slimSpecInto(out *corev1.PodSpec, s *corev1.PodSpec) {
+	initC, conts, vols, eph := out.InitContainers, out.Containers, out.Volumes[:0], out.EphemeralContainers[:0]
+	*out = corev1.PodSpec{
 		HostPID: s.HostPID, HostNetwork: s.HostNetwork, HostIPC: s.HostIPC, HostUsers: s.HostUsers,
 		RuntimeClassName: s.RuntimeClassName, ShareProcessNamespace: s.ShareProcessNamespace,
 		AutomountServiceAccountToken: s.AutomountServiceAccountToken, EnableServiceLinks: s.EnableServiceLinks,
 		DNSPolicy: s.DNSPolicy, SecurityContext: s.SecurityContext,
-		InitContainers: slimContainers(s.InitContainers), Containers: slimContainers(s.Containers),
+		InitContainers: slimContainersInto(initC, s.InitContainers), Containers: slimContainersInto(conts, s.Containers),
 	}
 	for _, v := range s.Volumes {
 		if v.HostPath != nil {
-			out.Volumes = append(out.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{HostPath: v.HostPath}})
+			vols = append(vols, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{HostPath: v.HostPath}})
 		}
 	}
-	for _, e := range s.EphemeralContainers {
-		c := slimContainer(corev1.Container(e.EphemeralContainerCommon))
-		out.EphemeralContainers = append(out.EphemeralContainers, corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon(c)})
+	out.Volumes = vols
+	for i := range s.EphemeralContainers {
+		if len(eph) < cap(eph) {
+			eph = eph[:len(eph)+1]
+		} else {
+			eph = append(eph, corev1.EphemeralContainer{})
+		}
+		c := (*corev1.Container)(&eph[len(eph)-1].EphemeralContainerCommon)
+		slimContainerInto(c, (*corev1.Container)(&s.EphemeralContainers[i].EphemeralContainerCommon))
 	}
-	return out
+	out.EphemeralContainers = eph
 }
 
-func slimContainers(cs []corev1.Container) []corev1.Container {
+// slimContainersInto makes dst (its elements reused) the slim containers of cs.
+func slimContainersInto(dst, cs []corev1.Container) []corev1.Container {
 	if len(cs) == 0 {
-		return nil
+		return dst[:0]
 	}
-	out := make([]corev1.Container, len(cs))
-	for i, c := range cs {
-		out[i] = slimContainer(c)
+	if cap(dst) < len(cs) {
+		dst = append(dst[:cap(dst)], make([]corev1.Container, len(cs)-cap(dst))...)
 	}
-	return out
+	dst = dst[:len(cs)]
+	for i := range cs {
+		slimContainerInto(&dst[i], &cs[i])
+	}
+	return dst
 }
 
-// slimContainer keeps what containerFindings and mountsSAToken read.
-func slimContainer(c corev1.Container) corev1.Container {
-	out := corev1.Container{Name: c.Name, Image: c.Image, SecurityContext: c.SecurityContext}
+// slimContainerInto writes into out what containerFindings and mountsSAToken read of c, reusing
+// out's ports, mounts and limits.
+func slimContainerInto(out, c *corev1.Container) {
+	ports, mounts, limits := out.Ports[:0], out.VolumeMounts[:0], out.Resources.Limits
+	*out = corev1.Container{Name: c.Name, Image: c.Image, SecurityContext: c.SecurityContext}
 	for _, p := range c.Ports {
 		if p.HostPort != 0 {
-			out.Ports = append(out.Ports, corev1.ContainerPort{HostPort: p.HostPort})
+			ports = append(ports, corev1.ContainerPort{HostPort: p.HostPort})
 		}
 	}
+	out.Ports = ports
 	if len(c.Resources.Limits) > 0 {
-		out.Resources.Limits = corev1.ResourceList{}
+		if limits == nil {
+			limits = corev1.ResourceList{}
+		}
+		clear(limits)
 		for _, r := range []corev1.ResourceName{corev1.ResourceMemory, corev1.ResourceCPU} {
 			if q, ok := c.Resources.Limits[r]; ok {
-				out.Resources.Limits[r] = q
+				limits[r] = q
 			}
 		}
+		out.Resources.Limits = limits
 	}
-	if len(c.VolumeMounts) > 0 {
-		out.VolumeMounts = make([]corev1.VolumeMount, len(c.VolumeMounts))
-		for i, m := range c.VolumeMounts {
-			out.VolumeMounts[i] = corev1.VolumeMount{Name: m.Name, ReadOnly: m.ReadOnly, MountPath: m.MountPath}
-		}
+	for _, m := range c.VolumeMounts {
+		mounts = append(mounts, corev1.VolumeMount{Name: m.Name, ReadOnly: m.ReadOnly, MountPath: m.MountPath})
 	}
-	return out
+	out.VolumeMounts = mounts
 }
 
 // slimRecord keeps a Helm release record's identity and labels (name, version, status,
