@@ -83,14 +83,16 @@ func (db *DB) PutBaselines(bs []Baseline) error {
 		return nil
 	}
 	raws := make([][]byte, len(bs))
+	size := 0
 	for i, b := range bs {
 		raw, err := json.Marshal(b)
 		if err != nil {
 			return fmt.Errorf("state baselines: encode %q: %w", b.SandboxID, err)
 		}
 		raws[i] = seal(raw)
+		size += len(raws[i]) + len(b.SandboxID)
 	}
-	return db.update(func(tx *bolt.Tx) error {
+	return db.updateSized(size, func(tx *bolt.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists(bucketBaselines)
 		if err != nil {
 			return err

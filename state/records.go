@@ -39,7 +39,7 @@ func (db *DB) SaveInventory(rec InventoryRecord) error {
 	}); err != nil || same {
 		return err
 	}
-	return db.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketInventory).Put([]byte(rec.Backend), raw) })
+	return db.updateSized(len(raw), func(tx *bolt.Tx) error { return tx.Bucket(bucketInventory).Put([]byte(rec.Backend), raw) })
 }
 
 // Inventory returns every cached backend fleet.
