@@ -109,10 +109,8 @@ func (s *Store) replaceBackend(backend string, fresh map[string]*Row) (needCompu
 		for id := range small {
 			if _, both := big[id]; both {
 				moved = append(moved, id)
+				delete(rows, id) // allowed while ranging, even over rows itself
 			}
-		}
-		for _, id := range moved {
-			delete(rows, id)
 		}
 	}
 	if len(fresh) > incrementalResetLimit {
@@ -134,18 +132,6 @@ func (s *Store) replaceBackend(backend string, fresh map[string]*Row) (needCompu
 	}
 	s.reindex(ids)
 	return false
-}
-
-// ReplaceBackend swaps every row of one backend for rows. Large resets should go through
-// ApplyEvent (and a Compute) instead.
-func (s *Store) ReplaceBackend(backend string, rows []*Row) {
-	fresh := make(map[string]*Row, len(rows))
-	for _, r := range rows {
-		fresh[r.SB.ID] = r
-	}
-	if s.replaceBackend(backend, fresh) {
-		s.Install(Compute(s.Snapshot(s.query, s.order)))
-	}
 }
 
 // MarkBackend sets the stale flag on every row of backend (a backend went away or came back).

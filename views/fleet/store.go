@@ -181,7 +181,7 @@ func (s *Store) Snapshot(q Query, o Order) Snapshot {
 	return Snapshot{Rows: rows, Query: q, Order: o, Version: s.version}
 }
 
-// Result is a computed index ready to install.
+// Result is a computed index ready to install, made by Compute.
 type Result struct {
 	Index   []*Row
 	indexed map[string]*Row // Index by ID, built beside it so Install need not
@@ -215,12 +215,6 @@ func (s *Store) Install(res Result) {
 	s.query = res.Query
 	s.order = res.Order
 	s.indexed = res.indexed
-	if s.indexed == nil { // a Result made by hand
-		s.indexed = make(map[string]*Row, len(res.Index))
-		for _, r := range res.Index {
-			s.indexed[r.SB.ID] = r
-		}
-	}
 	var later []string
 	for id, v := range s.changed {
 		if v > res.Version {
