@@ -82,6 +82,9 @@ type Finding struct {
 	Member   string   `json:"member,omitempty"`
 	Message  string   `json:"message"`
 	Evidence string   `json:"evidence,omitempty"`
+	// Network is the one network the finding is about, when it is about one (an agent on a
+	// non-internal network): the event that joined the member to it is the finding's cause.
+	Network string `json:"network,omitempty"`
 }
 
 // Severity and Axis are the hardening vocabulary shared with the spec linter.

@@ -26,6 +26,19 @@ const (
 // recentPerSandbox bounds the activities kept per sandbox as evidence.
 const recentPerSandbox = 8
 
+// causeWait bounds how long an alert about a network waits for the event that joined the member
+// to it. The engine's event stream can lag its inspect data under load: the re-read that follows
+// an older event already shows the new network, and naming that older event as the cause would
+// send the operator after the wrong change. After the wait the alert is raised without a cause.
+const causeWait = 5 * time.Second
+
+// heldAlert is a drift alert waiting for its cause.
+type heldAlert struct {
+	alert   state.Alert
+	finding sandbox.Finding
+	until   time.Time
+}
+
 // detector is the pure core: baselines in memory, the last activities per sandbox, and the
 // comparison. It is not safe for concurrent use; Watcher serialises it.
 type detector struct {
@@ -34,6 +47,7 @@ type detector struct {
 	recent map[string][]backends.Activity
 	last   map[string][]sandbox.Finding // the last posture seen, for rebaselining
 	dirty  map[string]bool              // baselines to write
+	held   []heldAlert                  // alerts waiting for their cause, oldest first
 }
 
 func newDetector(min sandbox.Severity, stored []state.Baseline) *detector {
@@ -150,7 +164,12 @@ func (d *detector) observe(sb backends.Sandbox, now time.Time) []state.Alert {
 			a.Before = "(not in baseline of " + b.Recorded.UTC().Format(time.RFC3339) + ", " + b.Reason + ")"
 			a.Summary = "new " + strings.ToUpper(f.Severity.String()) + " " + f.RuleID + ": " + f.Message
 		}
-		if ev := d.cause(sb.ID, f.Member); ev != nil {
+		ev := d.cause(sb.ID, f)
+		if ev == nil && f.Network != "" {
+			d.held = append(d.held, heldAlert{alert: a, finding: f, until: now.Add(causeWait)})
+			continue
+		}
+		if ev != nil {
 			a.Event, a.Cause = ev, ev.Actor
 		}
 		out = append(out, a)
@@ -172,8 +191,10 @@ var postureKinds = map[sandbox.ActivityKind]bool{
 	sandbox.ActRestart: true, sandbox.ActStart: true, sandbox.ActPolicy: true, sandbox.ActTask: true, sandbox.ActEvent: true,
 }
 
-// cause is the newest posture-changing activity of the sandbox, preferring the finding's member.
-func (d *detector) cause(id, member string) *backends.Activity {
+// cause is the activity that explains finding f of sandbox id. For a finding about one network
+// it is the member's newest connect to that network, or nil; for any other finding it is the
+// newest posture-changing activity of the sandbox, preferring the finding's member.
+func (d *detector) cause(id string, f sandbox.Finding) *backends.Activity {
 	var any *backends.Activity
 	r := d.recent[id]
 	for i := len(r) - 1; i >= 0; i-- {
@@ -181,7 +202,13 @@ func (d *detector) cause(id, member string) *backends.Activity {
 			continue
 		}
 		a := r[i]
-		if member != "" && a.Member == member {
+		if f.Network != "" {
+			if a.Kind == sandbox.ActNetConnect && a.Attrs["network"] == f.Network && (f.Member == "" || a.Member == f.Member) {
+				return &a
+			}
+			continue
+		}
+		if f.Member != "" && a.Member == f.Member {
 			return &a
 		}
 		if any == nil {
@@ -189,6 +216,35 @@ func (d *detector) cause(id, member string) *backends.Activity {
 		}
 	}
 	return any
+}
+
+// release returns the held alerts whose cause has arrived, with it, and those whose wait is
+// over, without one.
+func (d *detector) release(now time.Time) []state.Alert {
+	var out []state.Alert
+	kept := d.held[:0]
+	for _, h := range d.held {
+		ev := d.cause(h.alert.SandboxID, h.finding)
+		switch {
+		case ev != nil:
+			h.alert.Event, h.alert.Cause = ev, ev.Actor
+		case now.Before(h.until):
+			kept = append(kept, h)
+			continue
+		}
+		out = append(out, h.alert)
+	}
+	clear(d.held[len(kept):])
+	d.held = kept
+	return out
+}
+
+// nextRelease is when the oldest held alert's wait ends (zero when none is held).
+func (d *detector) nextRelease() time.Time {
+	if len(d.held) == 0 {
+		return time.Time{}
+	}
+	return d.held[0].until
 }
 
 // forgetGone drops the baselines of backend's sandboxes that are not in present (torn down):

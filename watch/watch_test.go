@@ -579,3 +579,69 @@ func TestDeferredRunWaitsForBegin(t *testing.T) {
 		})
 	}
 }
+
+// joinedEgress is egress as the Docker backend reports it: about the one network, whose connect
+// event is its cause.
+var joinedEgress = func() sandbox.Finding { f := egress; f.Network = "egress"; return f }()
+
+func connectTo(network string) backends.Event {
+	return backends.Event{Type: backends.EventActivity, Activity: &backends.Activity{Time: time.Now(), SandboxID: "docker:test/p1",
+		Member: "agent", Kind: sandbox.ActNetConnect, Actor: "docker network connect", Detail: "joined network " + network,
+		Attrs: map[string]string{"network": network}}}
+}
+
+// The engine's events lag its inspect data under load: the re-read after an older connect (to
+// the inner network) already shows the egress network. The alert waits for the connect to
+// egress and names it, never the older connect.
+func TestNetworkAlertWaitsForItsOwnConnect(t *testing.T) {
+	r := newRig(t, Options{}, hardened("docker:test/p1"))
+	r.w.Step() // the baseline
+	r.send(t, connectTo("inner"))
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", joinedEgress)})
+	r.w.Step()
+	if as := r.alerts(t); len(as) != 0 {
+		t.Fatalf("alert raised before its cause arrived: %+v (event %+v)", as, as[0].Event)
+	}
+	if d := r.w.wait(true); d <= 0 || d > causeWait {
+		t.Errorf("Run would look again in %s, want within the cause wait of %s", d, causeWait)
+	}
+	r.send(t, connectTo("egress"))
+	r.w.Step()
+	as := r.alerts(t)
+	if len(as) != 1 || as[0].Rule != "CMP-N03" {
+		t.Fatalf("alerts %+v, want the one weakening", as)
+	}
+	if ev := as[0].Event; ev == nil || ev.Attrs["network"] != "egress" || as[0].Cause != "docker network connect" {
+		t.Errorf("cause %q event %+v, want the connect to egress", as[0].Cause, ev)
+	}
+	r.w.Step()
+	if as := r.alerts(t); len(as) != 1 {
+		t.Errorf("the released alert was raised again: %+v", as)
+	}
+}
+
+// A network weakening whose connect never arrives (it happened while nothing watched) is raised
+// once the wait is over, without a cause rather than with the wrong one.
+func TestNetworkAlertWithoutItsConnectIsRaisedAfterTheWait(t *testing.T) {
+	now := time.Now()
+	r := newRig(t, Options{}, hardened("docker:test/p1"))
+	r.reopen(t, Options{Now: func() time.Time { return now }})
+	r.w.Step()
+	r.send(t, connectTo("inner"))
+	r.send(t, backends.Event{Type: backends.EventUpsert, Sandbox: hardened("docker:test/p1", joinedEgress)})
+	r.w.Step()
+	now = now.Add(causeWait - time.Millisecond)
+	r.w.Step()
+	if as := r.alerts(t); len(as) != 0 {
+		t.Fatalf("alert raised before the wait was over: %+v", as)
+	}
+	if d := r.w.wait(true); d != time.Millisecond {
+		t.Errorf("Run would look again in %s, want 1ms (the wait's end)", d)
+	}
+	now = now.Add(time.Millisecond)
+	r.w.Step()
+	as := r.alerts(t)
+	if len(as) != 1 || as[0].Rule != "CMP-N03" || as[0].Event != nil || as[0].Cause != "" {
+		t.Fatalf("alerts %+v, want the weakening without a cause", as)
+	}
+}

@@ -141,7 +141,7 @@ func (w *Watcher) Run(ctx context.Context) {
 		fleet, acts, written := w.src.FleetNotify(), w.src.ActivityNotify(), w.store.Written()
 		w.Step()
 		gap := time.After(w.opts.MinGap)
-		look := time.NewTimer(w.interval(written != nil))
+		look := time.NewTimer(w.wait(written != nil))
 		select {
 		case <-ctx.Done():
 			look.Stop()
@@ -162,6 +162,19 @@ func (w *Watcher) Run(ctx context.Context) {
 
 // Begin lets a Deferred watcher take its first step; later calls do nothing.
 func (w *Watcher) Begin() { w.beginOnce.Do(func() { close(w.begin) }) }
+
+// wait is how long Run waits when nothing wakes it: the interval, or less when a held alert's
+// wait for its cause ends sooner.
+func (w *Watcher) wait(notified bool) time.Duration {
+	d := w.interval(notified)
+	w.mu.Lock()
+	next := w.det.nextRelease()
+	w.mu.Unlock()
+	if !next.IsZero() {
+		d = min(d, max(next.Sub(w.opts.Now()), 0))
+	}
+	return d
+}
 
 // interval is how long Run waits for the state file when nothing else wakes it: Options.Interval
 // when set, else state.NotifiedPoll with write notifications and 2 s without.
@@ -229,6 +242,7 @@ func (w *Watcher) Step() {
 			gone = append(gone, w.det.forgetGone(c.name, present)...)
 		}
 	}
+	raised = append(raised, w.det.release(now)...)
 	dirty := w.det.flush()
 	w.mu.Unlock()
 	if err := w.store.PutBaselines(dirty); err != nil {

@@ -114,11 +114,17 @@ type postureSet struct {
 // add records a finding; sev 0 means the rule's catalogue severity (spec/catalog is the one
 // vocabulary of rule IDs, severities and axes the linter uses too).
 func (p *postureSet) add(rule string, sev catalog.Severity, msg, evidence string) {
+	p.addOn("", rule, sev, msg, evidence)
+}
+
+// addOn adds a finding about one network the member joined.
+func (p *postureSet) addOn(network, rule string, sev catalog.Severity, msg, evidence string) {
 	meta := catalog.MustLookup(rule)
 	if sev == catalog.SeverityNone {
 		sev = meta.Severity
 	}
-	p.out = append(p.out, backends.Finding{RuleID: rule, Severity: sev, Axis: meta.Axis, Member: p.member, Message: msg, Evidence: evidence})
+	p.out = append(p.out, backends.Finding{RuleID: rule, Severity: sev, Axis: meta.Axis, Member: p.member, Message: msg,
+		Evidence: evidence, Network: network})
 }
 
 // assessPosture turns one container's inspect data into findings; nets are the facts of the
@@ -398,10 +404,10 @@ func assessNetwork(p *postureSet, hc *container.HostConfig, nets map[string]netw
 			if n == "bridge" {
 				msg = "on the default bridge network: egress and a route to the host"
 			}
-			p.add("CMP-N03", 0, msg, "network "+n+" Internal=false")
+			p.addOn(n, "CMP-N03", 0, msg, "network "+n+" Internal=false")
 		}
 		if f.IPv6 {
-			p.add("CMP-N10", 0, "IPv6 enabled on network "+n, "network "+n+" EnableIPv6=true")
+			p.addOn(n, "CMP-N10", 0, "IPv6 enabled on network "+n, "network "+n+" EnableIPv6=true")
 		}
 	}
 	for _, h := range hc.ExtraHosts {
