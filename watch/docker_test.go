@@ -3,8 +3,10 @@ package watch
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,6 +49,8 @@ func dockerRig(t *testing.T) (*docker.Backend, *state.DB, *Watcher) {
 	return b, db, w
 }
 
+var driftRuns atomic.Int32
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -66,7 +70,7 @@ func TestDockerNetworkConnectAndRootExecRaiseAlerts(t *testing.T) {
 	b, db, _ := dockerRig(t)
 	cli := dockertest.Engine(t)
 	ctx := context.Background()
-	project := "rk-drift-" + dockertest.RunID
+	project := fmt.Sprintf("rk-drift-%s-%d", dockertest.RunID, driftRuns.Add(1)) // unique under -count
 	dockertest.Project(t, project)
 	inner := project + "_inner"
 	if _, err := cli.NetworkCreate(ctx, inner, client.NetworkCreateOptions{Driver: "bridge", Internal: true, Labels: dockertest.Labels(map[string]string{
@@ -78,7 +82,11 @@ func TestDockerNetworkConnectAndRootExecRaiseAlerts(t *testing.T) {
 	if _, err := cli.NetworkCreate(ctx, egress, client.NetworkCreateOptions{Driver: "bridge", Labels: dockertest.Labels(nil)}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), egress, client.NetworkRemoveOptions{}) })
+	agent := project + "-default-1"
+	t.Cleanup(func() { // before the agent is removed: disconnect it first, or the removal fails
+		_, _ = cli.NetworkDisconnect(context.Background(), egress, client.NetworkDisconnectOptions{Container: agent, Force: true})
+		_, _ = cli.NetworkRemove(context.Background(), egress, client.NetworkRemoveOptions{})
+	})
 	id := b.SandboxID(project)
 	waitFor(t, "the sandbox's baseline", func() bool {
 		bs, _ := db.Baselines()
@@ -89,7 +97,6 @@ func TestDockerNetworkConnectAndRootExecRaiseAlerts(t *testing.T) {
 		}
 		return false
 	})
-	agent := project + "-default-1"
 	start := time.Now()
 	if _, err := cli.NetworkConnect(ctx, egress, client.NetworkConnectOptions{Container: agent}); err != nil {
 		t.Fatal(err)
