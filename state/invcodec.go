@@ -22,14 +22,31 @@ import (
 //
 // Layout (all integers are varints):
 //
-//	magic "RKI\x01" · saved (time, binary) · backend (string ref)
+//	magic "RKI\x02" · saved (time, binary) · backend (string ref)
 //	strings: count, then (len, bytes)… — entry 0 is always ""
 //	totals: sandboxes, members, findings, facts · fleet flags
 //	per sandbox: id name backend endpoint status · created · labels · task sample · flags ·
 //	             members (id name service state image · created · restarts · labels · running)…
-//	             findings (rule severity axis member message evidence)… · facts (key value)… ·
+//	             findings (rule severity axis member message evidence network)… · facts (key value)… ·
 //	             nil flags · posture pending (when its flag is set)
-var invMagic = []byte("RKI\x01")
+var invMagic = []byte("RKI\x02")
+
+// invMagicV1 is the layout before findings carried their network; such records are still read.
+var invMagicV1 = []byte("RKI\x01")
+
+// newDecoder reads raw's magic: nil when raw is not in the binary layout.
+func newDecoder(raw []byte) *decoder {
+	if len(raw) < len(invMagic) {
+		return nil
+	}
+	switch string(raw[:len(invMagic)]) {
+	case string(invMagic):
+		return &decoder{raw: raw, off: len(invMagic)}
+	case string(invMagicV1):
+		return &decoder{raw: raw, off: len(invMagic), v1: true}
+	}
+	return nil
+}
 
 // encoder builds the string table while it writes the body.
 type encoder struct {
@@ -152,6 +169,7 @@ func encodeInventory(rec InventoryRecord) []byte {
 			e.str(f.Member)
 			e.str(f.Message)
 			e.str(f.Evidence)
+			e.str(f.Network)
 		}
 		e.uint(uint64(len(sb.Extra)))
 		for _, kv := range sb.Extra {
@@ -206,6 +224,7 @@ type decoder struct {
 	off   int
 	table []string
 	err   error
+	v1    bool // findings without their network (invMagicV1)
 }
 
 func (d *decoder) fail(what string) {
@@ -307,17 +326,21 @@ func take[T any](d *decoder, what string, pool *[]T) []T {
 
 // finding reads one posture finding.
 func (d *decoder) finding() sandbox.Finding {
-	return sandbox.Finding{RuleID: d.str("rule"), Severity: sandbox.Severity(int64(d.uint("severity"))),
+	f := sandbox.Finding{RuleID: d.str("rule"), Severity: sandbox.Severity(int64(d.uint("severity"))),
 		Axis: sandbox.Axis(d.str("axis")), Member: d.str("finding member"), Message: d.str("message"), Evidence: d.str("evidence")}
+	if !d.v1 {
+		f.Network = d.str("network")
+	}
+	return f
 }
 
 // inventoryBody is a binary record without its saved time: two saves of an unchanged fleet
 // have equal bodies. It is nil for a record that is not in the binary layout.
 func inventoryBody(raw []byte) []byte {
-	if len(raw) < len(invMagic) || string(raw[:len(invMagic)]) != string(invMagic) {
-		return nil
+	d := newDecoder(raw)
+	if d == nil || d.v1 {
+		return nil // not comparable with what is written now
 	}
-	d := &decoder{raw: raw, off: len(invMagic)}
 	d.time("saved time")
 	if d.err != nil {
 		return nil
@@ -332,10 +355,10 @@ func decodeInventory(raw []byte) (InventoryRecord, error) { return decodeRecord(
 // (InventoryOutlines): the record keeps a copy of their bytes, not of raw.
 func decodeRecord(raw []byte, outline bool) (InventoryRecord, error) {
 	var rec InventoryRecord
-	if len(raw) < len(invMagic) || string(raw[:len(invMagic)]) != string(invMagic) {
+	d := newDecoder(raw)
+	if d == nil {
 		return rec, fmt.Errorf("%w: unknown format", errCorrupt)
 	}
-	d := &decoder{raw: raw, off: len(invMagic)}
 	rec.Saved = d.time("saved time")
 	rec.Backend = string(d.bytes("backend"))
 	d.table = make([]string, d.count("string table"))
@@ -357,7 +380,7 @@ func decodeRecord(raw []byte, outline bool) (InventoryRecord, error) {
 	rec.Sandboxes = make([]sandbox.Sandbox, nsb)
 	var o *findingsOutline
 	if outline {
-		o = &findingsOutline{raw: make([]byte, 0, (len(raw)-d.off)/2), table: d.table, at: make([]int, nsb), worst: make([]sandbox.Severity, nsb), count: make([]int, nsb)}
+		o = &findingsOutline{raw: make([]byte, 0, (len(raw)-d.off)/2), table: d.table, at: make([]int, nsb), worst: make([]sandbox.Severity, nsb), count: make([]int, nsb), v1: d.v1}
 		rec.outline = o
 	}
 	for i := range rec.Sandboxes {

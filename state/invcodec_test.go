@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/rangekeeper/rangekeeper/sandbox"
+	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
 // fill sets every exported field reachable from v to a distinct non-zero value, so a field
@@ -231,5 +232,34 @@ func TestInventoryCacheKeepsNoSecret(t *testing.T) {
 		if strings.Contains(string(raw), secret) {
 			t.Errorf("the state file holds %q", secret)
 		}
+	}
+}
+
+// A cache written before findings carried their network (testdata/inventory-v1.bin, made by
+// 0b36316's encoder) is still read, whole and outlined, and is never taken for an unchanged
+// body of the current layout.
+func TestInventoryCodecReadsTheFirstLayout(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "inventory-v1.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, outline := range []bool{false, true} {
+		rec, err := decodeRecord(raw, outline)
+		if err != nil {
+			t.Fatalf("outline=%v: %v", outline, err)
+		}
+		if rec.Backend != "docker:local" || len(rec.Sandboxes) != 1 || rec.Sandboxes[0].Members[0].Name != "p1-default-1" {
+			t.Fatalf("outline=%v: record %+v", outline, rec)
+		}
+		fs := rec.FindingsOf(0)
+		if len(fs) != 2 || fs[0].Evidence != "network egress Internal=false" || fs[1].RuleID != "CMP-R03" || fs[0].Network != "" {
+			t.Errorf("outline=%v: findings %+v", outline, fs)
+		}
+		if rec.WorstOf(0) != catalog.SeverityHigh {
+			t.Errorf("outline=%v: worst %v", outline, rec.WorstOf(0))
+		}
+	}
+	if inventoryBody(raw) != nil {
+		t.Error("a first-layout record's body compared with the current layout's")
 	}
 }

@@ -9,6 +9,7 @@ type findingsOutline struct {
 	at    []int    // per sandbox: the offset of its findings in raw (their count first)
 	worst []sandbox.Severity
 	count []int
+	v1    bool // findings without their network (invMagicV1)
 }
 
 // Outlined reports whether the record's findings are left encoded (InventoryOutlines).
@@ -23,7 +24,7 @@ func (r InventoryRecord) FindingsOf(i int) []sandbox.Finding {
 	if o.count[i] == 0 {
 		return nil
 	}
-	d := &decoder{raw: o.raw, off: o.at[i], table: o.table}
+	d := &decoder{raw: o.raw, off: o.at[i], table: o.table, v1: o.v1}
 	out := make([]sandbox.Finding, d.count("findings"))
 	for j := range out {
 		out[j] = d.finding()
