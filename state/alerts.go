@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -77,33 +79,65 @@ type QuarantineRecord struct {
 // keyCursor holds the journal sequence the watch has read up to (in the baselines bucket).
 const keyCursor = "\x00journal-cursor"
 
-// PutBaselines stores baselines in one transaction.
+// baselinesPerTx bounds the baselines one transaction writes (about 2 KB each).
+const baselinesPerTx = 1000
+
+// PutBaselines stores baselines, a thousand to a transaction: each is a record of its own, and
+// one transaction for 25,000 of them held all their encodings at once.
 func (db *DB) PutBaselines(bs []Baseline) error {
 	if len(bs) == 0 {
 		return nil
 	}
-	raws := make([][]byte, len(bs))
-	size := 0
-	for i, b := range bs {
-		raw, err := json.Marshal(b)
-		if err != nil {
-			return fmt.Errorf("state baselines: encode %q: %w", b.SandboxID, err)
-		}
-		raws[i] = seal(raw)
-		size += len(raws[i]) + len(b.SandboxID)
+	// In key order, each transaction rewrites a run of the tree's pages rather than some of
+	// most of them.
+	order := make([]int32, len(bs))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	return db.updateSized(size, func(tx *bolt.Tx) error {
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(bs[a].SandboxID, bs[b].SandboxID) })
+	chunk := func(i int) []int32 { return order[i*baselinesPerTx : min(len(order), (i+1)*baselinesPerTx)] }
+	first, err := encodeBaselines(bs, chunk(0))
+	if err != nil {
+		return err
+	}
+	size := 0
+	for _, raw := range first {
+		size += len(raw)
+	}
+	chunks := (len(bs) + baselinesPerTx - 1) / baselinesPerTx
+	return db.updateChunks(size*chunks, chunks, func(tx *bolt.Tx, i int) error {
+		raws, err := first, error(nil)
+		if i > 0 {
+			raws, err = encodeBaselines(bs, chunk(i))
+		}
+		first = nil // released with its transaction
+		if err != nil {
+			return err
+		}
 		bk, err := tx.CreateBucketIfNotExists(bucketBaselines)
 		if err != nil {
 			return err
 		}
-		for i, b := range bs {
-			if err := bk.Put([]byte(b.SandboxID), raws[i]); err != nil {
+		for j, k := range chunk(i) {
+			if err := bk.Put([]byte(bs[k].SandboxID), raws[j]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// encodeBaselines seals the baselines bs[k] for each k in which.
+func encodeBaselines(bs []Baseline, which []int32) ([][]byte, error) {
+	raws := make([][]byte, len(which))
+	for i, k := range which {
+		raw, err := json.Marshal(bs[k])
+		if err != nil {
+			return nil, fmt.Errorf("state baselines: encode %q: %w", bs[k].SandboxID, err)
+		}
+		raws[i] = seal(raw)
+	}
+	return raws, nil
 }
 
 // DeleteBaselines forgets the baselines of sandboxes that are gone.
