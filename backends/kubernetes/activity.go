@@ -35,9 +35,9 @@ func (w *watcher) watchPodActivity(inf cache.SharedIndexInformer) error {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			if p, ok := obj.(*cachedPod); ok && p.Labels[LabelInstance] != "" {
+			if p, ok := obj.(*cachedPod); ok && p.labels.get(LabelInstance) != "" {
 				w.emit(backends.Event{Type: backends.EventActivity, Activity: &backends.Activity{Time: time.Now(),
-					SandboxID: w.b.sandboxID(p.Namespace, p.Labels[LabelInstance]), Member: p.Name, Kind: sandbox.ActDestroy, Detail: "pod deleted"}})
+					SandboxID: w.b.sandboxID(p.Namespace, p.labels.get(LabelInstance)), Member: p.Name, Kind: sandbox.ActDestroy, Detail: "pod deleted"}})
 			}
 		},
 	})
@@ -46,7 +46,7 @@ func (w *watcher) watchPodActivity(inf cache.SharedIndexInformer) error {
 
 // podActivity compares two states of a member pod.
 func podActivity(idOf func(ns, release string) string, old, cur *cachedPod, now time.Time) []backends.Activity {
-	rel := cur.Labels[LabelInstance]
+	rel := cur.labels.get(LabelInstance)
 	if rel == "" {
 		return nil
 	}

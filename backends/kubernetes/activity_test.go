@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rangekeeper/rangekeeper/sandbox"
 )
@@ -16,8 +15,8 @@ import (
 func TestPodActivity(t *testing.T) {
 	id := func(ns, rel string) string { return "k8s:test/" + ns + "/" + rel }
 	pod := func(phase corev1.PodPhase, restarts int, waiting, lastExit string) *cachedPod {
-		return &cachedPod{ObjectMeta: metav1.ObjectMeta{Name: "agent-env-x-default-0", Namespace: "evals",
-			Labels: map[string]string{LabelInstance: "agent-env-x"}}, phase: phase, restarts: restarts, waiting: waiting, lastExit: lastExit}
+		return &cachedPod{slimMeta: slimMeta{Name: "agent-env-x-default-0", Namespace: "evals"},
+			labels: labelSet{keys: []string{LabelInstance}, vals: []string{"agent-env-x"}}, phase: phase, restarts: restarts, waiting: waiting, lastExit: lastExit}
 	}
 	now := time.Now()
 	kinds := func(as []sandbox.Activity) (out []string) {
@@ -50,7 +49,7 @@ func TestPodActivity(t *testing.T) {
 		}
 	}
 	outside := pod(corev1.PodPending, 0, "", "")
-	outside.Labels = nil
+	outside.labels = labelSet{}
 	if got := podActivity(id, outside, outside, now); got != nil {
 		t.Errorf("a pod outside a release: %+v", got)
 	}

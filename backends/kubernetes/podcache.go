@@ -6,7 +6,6 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -16,12 +15,13 @@ import (
 // server is about 9 KB; this is a fraction, and the releases of one task, whose pods differ only
 // in names, share one spec and one posture assessment.
 type cachedPod struct {
-	metav1.ObjectMeta // name, namespace, UID, resource version, labels, times; annotations: the task only
-	spec              *podSpec
-	phase             corev1.PodPhase
-	restarts          int
-	waiting           string // the first container's waiting reason (CrashLoopBackOff…), if any
-	lastExit          string // why a container last ended (OOMKilled, Error…) and its code: the timeline's restart reason
+	slimMeta // name, namespace, UID, resource version, times; annotations: the task only
+	labels   labelSet
+	spec     *podSpec
+	phase    corev1.PodPhase
+	restarts int
+	waiting  string // the first container's waiting reason (CrashLoopBackOff…), if any
+	lastExit string // why a container last ended (OOMKilled, Error…) and its code: the timeline's restart reason
 }
 
 // The informer's store wants a runtime.Object; nothing ever serialises a cachedPod.
@@ -29,7 +29,7 @@ func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjec
 
 func (p *cachedPod) DeepCopyObject() runtime.Object {
 	c := *p
-	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	c.slimMeta = p.slimMeta.deepCopy()
 	return &c
 }
 
@@ -56,7 +56,11 @@ type specTable struct {
 	// scratch and key: the slim spec and its encoding of the pod being cached (guarded by mu)
 	scratch corev1.PodSpec
 	key     []byte
-	strs    map[string]string // label keys and values, each kept once (guarded by mu)
+	strs    map[string]string   // label keys and values, each kept once (guarded by mu)
+	keySets map[string][]string // pods' sorted label keys, each distinct set kept once (labelset.go)
+	// keyScratch and keyID: the label keys of the pod being cached and their joined form (mu)
+	keyScratch []string
+	keyID      []byte
 	// egress: network policies' egress rules, each distinct set kept once (policycache.go)
 	egress map[string][]egressRule
 }
@@ -69,7 +73,8 @@ const maxSpecs = 4096
 const maxStrings = 8192
 
 func newSpecTable(o PostureOptions) *specTable {
-	return &specTable{opts: o, m: map[string]*podSpec{}, strs: map[string]string{}, egress: map[string][]egressRule{}}
+	return &specTable{opts: o, m: map[string]*podSpec{}, strs: map[string]string{}, keySets: map[string][]string{},
+		egress: map[string][]egressRule{}}
 }
 
 // labels returns in with its keys and values interned: decoded, every pod carries its own copy
@@ -133,10 +138,13 @@ func (t *specTable) transform(obj any) (any, error) {
 }
 
 func (t *specTable) cache(p *corev1.Pod) *cachedPod {
-	c := &cachedPod{ObjectMeta: metav1.ObjectMeta{
+	c := &cachedPod{slimMeta: slimMeta{
 		Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
-		Labels: t.labels(p.Labels), CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+		CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
 	}, spec: t.intern(&p.Spec), phase: p.Status.Phase, waiting: firstWaiting(p.Status.ContainerStatuses)}
+	t.mu.Lock()
+	c.labels = t.labelSet(p.Labels)
+	t.mu.Unlock()
 	if task, ok := p.Annotations[AnnotationTask]; ok {
 		c.Annotations = t.labels(map[string]string{AnnotationTask: task})
 	}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"unique"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,10 +14,10 @@ import (
 // decoded as unstructured JSON (description, DNS rules, endpoint selectors, ports) is kilobytes
 // of maps; this is a few strings.
 type cachedPolicy struct {
-	metav1.ObjectMeta // name, namespace, UID, resource version
-	release           string
-	hasEgress         bool // spec.egress is present (even with no rule we judge)
-	egress            []egressRule
+	slimMeta  // name, namespace, UID, resource version
+	release   string
+	hasEgress bool // spec.egress is present (even with no rule we judge)
+	egress    []egressRule
 }
 
 // egressRule is one spec.egress entry's destinations.
@@ -30,7 +29,7 @@ func (p *cachedPolicy) GetObjectKind() schema.ObjectKind { return schema.EmptyOb
 
 func (p *cachedPolicy) DeepCopyObject() runtime.Object {
 	c := *p
-	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	c.slimMeta = p.slimMeta.deepCopy()
 	return &c
 }
 
@@ -97,7 +96,7 @@ func (p *cachedPolicy) addRule(er egressRule) {
 }
 
 func policyOf(u *unstructured.Unstructured) *cachedPolicy {
-	p := &cachedPolicy{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion()}}
+	p := &cachedPolicy{slimMeta: slimMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion()}}
 	p.release, _, _ = unstructured.NestedString(u.Object, "spec", "endpointSelector", "matchLabels", LabelInstance)
 	egress, found, _ := unstructured.NestedSlice(u.Object, "spec", "egress")
 	p.hasEgress = found

@@ -160,7 +160,7 @@ func decodePolicy(raw []byte, bookmark bool) (*cachedPolicy, error) {
 		return p, nil
 	}
 	m := w.Metadata
-	p := &cachedPolicy{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion}}
+	p := &cachedPolicy{slimMeta: slimMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion}}
 	if bookmark {
 		p.Annotations = m.Annotations
 	}

@@ -324,18 +324,14 @@ func TestCachedPodsShareLabelStrings(t *testing.T) {
 	a, b := mk("a-default-0", "rel-a"), mk("b-default-0", "rel-b")
 	specs := newSpecTable(PostureOptions{})
 	ca, cb := specs.cache(a), specs.cache(b)
-	if ca.Labels[LabelInstance] != "rel-a" || cb.Labels[LabelInstance] != "rel-b" || cb.Labels[LabelService] != "default" {
-		t.Fatalf("labels changed: %v / %v", ca.Labels, cb.Labels)
+	if ca.labels.get(LabelInstance) != "rel-a" || cb.labels.get(LabelInstance) != "rel-b" || cb.labels.get(LabelService) != "default" {
+		t.Fatalf("labels changed: %v / %v", ca.labels, cb.labels)
 	}
-	if unsafe.StringData(ca.Labels[LabelService]) != unsafe.StringData(cb.Labels[LabelService]) {
+	if unsafe.StringData(ca.labels.get(LabelService)) != unsafe.StringData(cb.labels.get(LabelService)) {
 		t.Error("the two pods keep separate copies of the value \"default\"")
 	}
-	for k := range ca.Labels {
-		for k2 := range cb.Labels {
-			if k == k2 && unsafe.StringData(k) != unsafe.StringData(k2) {
-				t.Errorf("the two pods keep separate copies of the key %q", k)
-			}
-		}
+	if &ca.labels.keys[0] != &cb.labels.keys[0] {
+		t.Error("the two pods keep separate copies of their keys")
 	}
 	if len(a.Labels) != 3 {
 		t.Errorf("the decoded pod's labels were changed: %v", a.Labels)

@@ -62,7 +62,7 @@ func (b *Backend) buildSandbox(ns, release string, pods []*cachedPod, rec *relea
 			sb.Task = p.Annotations[AnnotationTask]
 		}
 		if sb.Sample == "" {
-			sb.Sample = p.Labels[LabelSample]
+			sb.Sample = p.labels.get(LabelSample)
 		}
 	}
 	sb.Status = backends.DeriveStatus(sb.Members)
@@ -74,7 +74,7 @@ func (b *Backend) buildSandbox(ns, release string, pods []*cachedPod, rec *relea
 	sb.Actionable = sb.Inspect
 	sb.Extra = []backends.KeyValue{{Key: "namespace", Value: ns}, {Key: "context", Value: b.context}}
 	if len(pods) > 0 {
-		if v := pods[0].Labels[LabelChartVer]; v != "" {
+		if v := pods[0].labels.get(LabelChartVer); v != "" {
 			sb.Extra = append(sb.Extra, backends.KeyValue{Key: "chart version", Value: v})
 		}
 	}
@@ -94,7 +94,7 @@ func memberOf(p *cachedPod) backends.Member {
 	m := backends.Member{
 		ID:       string(p.UID),
 		Name:     p.Name,
-		Service:  p.Labels[LabelService],
+		Service:  p.labels.get(LabelService),
 		State:    podState(p),
 		Running:  p.phase == corev1.PodRunning && p.DeletionTimestamp == nil,
 		Created:  p.CreationTimestamp.Time,
@@ -137,16 +137,17 @@ func commonLabels(pods []*cachedPod) map[string]string {
 	if len(pods) == 0 {
 		return nil
 	}
-	out := map[string]string{}
-	for k, v := range pods[0].Labels {
+	first := pods[0].labels
+	out := make(map[string]string, len(first.keys))
+	for i, k := range first.keys {
 		if k == LabelService || k == "controller-revision-hash" || k == "statefulset.kubernetes.io/pod-name" || k == "apps.kubernetes.io/pod-index" {
 			continue
 		}
-		out[k] = v
+		out[k] = first.vals[i]
 	}
 	for _, p := range pods[1:] {
 		for k, v := range out {
-			if p.Labels[k] != v {
+			if !p.labels.has(k, v) {
 				delete(out, k)
 			}
 		}

@@ -34,10 +34,10 @@ const (
 // releaseKeyOfPod indexes a pod by its release.
 func releaseKeyOfPod(obj any) ([]string, error) {
 	p, ok := obj.(*cachedPod)
-	if !ok || p.Labels[LabelInstance] == "" {
+	if !ok || p.labels.get(LabelInstance) == "" {
 		return nil, nil
 	}
-	return []string{p.Namespace + "/" + p.Labels[LabelInstance]}, nil
+	return []string{p.Namespace + "/" + p.labels.get(LabelInstance)}, nil
 }
 
 // releaseKeyOfRecord indexes a Helm release Secret (labels name=<release>, owner=helm).
