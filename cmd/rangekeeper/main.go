@@ -15,6 +15,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/rangekeeper/rangekeeper/internal/heapcap"
 	"github.com/rangekeeper/rangekeeper/internal/redact"
 )
 
@@ -22,6 +23,7 @@ func main() {
 	// compose-go logs interpolation warnings through logrus; they would corrupt the TUI and
 	// duplicate what lint reports itself, so the library logger is silenced for every command.
 	logrus.SetOutput(io.Discard)
+	heapcap.Start(heapcap.Default)
 	if code, routed := runRemote(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); routed {
 		os.Exit(code) // a daemon runs: the command went through its socket
 	}
