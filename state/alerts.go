@@ -95,22 +95,10 @@ func (db *DB) PutBaselines(bs []Baseline) error {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(bs[a].SandboxID, bs[b].SandboxID) })
-	chunk := func(i int) []int32 { return order[i*baselinesPerTx : min(len(order), (i+1)*baselinesPerTx)] }
-	first, err := encodeBaselines(bs, chunk(0))
-	if err != nil {
-		return err
-	}
-	size := 0
-	for _, raw := range first {
-		size += len(raw)
-	}
-	chunks := (len(bs) + baselinesPerTx - 1) / baselinesPerTx
-	return db.updateChunks(size*chunks, chunks, func(tx *bolt.Tx, i int) error {
-		raws, err := first, error(nil)
-		if i > 0 {
-			raws, err = encodeBaselines(bs, chunk(i))
-		}
-		first = nil // released with its transaction
+	chunks := (len(order) + baselinesPerTx - 1) / baselinesPerTx
+	return db.updateChunks(chunks, func(tx *bolt.Tx, i int) error {
+		part := order[i*baselinesPerTx : min(len(order), (i+1)*baselinesPerTx)]
+		raws, err := encodeBaselines(bs, part)
 		if err != nil {
 			return err
 		}
@@ -118,7 +106,7 @@ func (db *DB) PutBaselines(bs []Baseline) error {
 		if err != nil {
 			return err
 		}
-		for j, k := range chunk(i) {
+		for j, k := range part {
 			if err := bk.Put([]byte(bs[k].SandboxID), raws[j]); err != nil {
 				return err
 			}

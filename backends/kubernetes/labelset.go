@@ -25,12 +25,14 @@ func (l labelSet) has(k, v string) bool {
 	return ok && l.vals[i] == v
 }
 
-// labelSet builds in's label set, its keys and values interned (t.mu held). The pod informer
-// calls it for every pod it decodes: a key set already seen costs no allocation but the values.
+// labelSet builds in's label set, its keys and values interned. The pod informer calls it for
+// every pod it decodes: a key set already seen costs no allocation but the values.
 func (t *specTable) labelSet(in map[string]string) labelSet {
 	if len(in) == 0 {
 		return labelSet{}
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	scratch := t.keyScratch[:0]
 	for k := range in {
 		scratch = append(scratch, k)

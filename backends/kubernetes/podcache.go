@@ -141,10 +141,7 @@ func (t *specTable) cache(p *corev1.Pod) *cachedPod {
 	c := &cachedPod{slimMeta: slimMeta{
 		Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
 		CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
-	}, spec: t.intern(&p.Spec), phase: p.Status.Phase, waiting: firstWaiting(p.Status.ContainerStatuses)}
-	t.mu.Lock()
-	c.labels = t.labelSet(p.Labels)
-	t.mu.Unlock()
+	}, labels: t.labelSet(p.Labels), spec: t.intern(&p.Spec), phase: p.Status.Phase, waiting: firstWaiting(p.Status.ContainerStatuses)}
 	if task, ok := p.Annotations[AnnotationTask]; ok {
 		c.Annotations = t.labels(map[string]string{AnnotationTask: task})
 	}

@@ -29,7 +29,7 @@ var Default = Policy{Floor: 360 << 20, Factor: 1.5}
 // Limit is the memory limit for a live heap of live bytes.
 func (p Policy) Limit(live uint64) int64 {
 	l := float64(live) * p.Factor
-	if l > math.MaxInt64/2 {
+	if l >= math.MaxInt64 { // beyond int64: the conversion below would be undefined
 		return math.MaxInt64
 	}
 	return max(p.Floor, int64(l))
