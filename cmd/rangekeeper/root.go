@@ -11,6 +11,9 @@ func newRootCmd(f *factory) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if attached, err := attachWorkbench(cmd.Context(), f); attached {
+				return err
+			}
 			return runTUI(cmd.Context(), f)
 		},
 	}

@@ -125,7 +125,7 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 		return err
 	}
 	defer os.Remove(sockPath)
-	api := sockapi.New(d, servedRunner(f, d))
+	api := sockapi.New(d, servedRunner(f, d), sockapi.AttachOptions{FPS: o.FPS})
 	fmt.Fprintf(f.ErrOut, "rangekeeper serve: ssh on %s, host key %s\n", sl.Addr(), ssh.HostKeyFingerprint())
 	fmt.Fprintf(f.ErrOut, "rangekeeper serve: socket %s (owner only); operators %s (%d)\n", sockPath, o.Operators, len(d.Operators().Operators))
 	errs := make(chan error, 2)

@@ -1,7 +1,8 @@
 // Package sockapi is the team daemon's local API: HTTP with JSON bodies over a unix socket
 // (mode 0600, in the state directory), from the standard library alone. The CLI sends a
 // command line to POST /v1/run and gets its output back as newline-delimited JSON frames; GET
-// /v1/events streams the team's changes (tasks, operators connected) the same way. The caller
+// /v1/events streams the team's changes (tasks, operators connected) the same way; POST
+// /v1/attach runs the local workbench as a session of the daemon (attach.go). The caller
 // is identified by the socket's peer credentials (SO_PEERCRED): the local user, transport
 // "socket".
 package sockapi
@@ -60,19 +61,21 @@ type TaskSummary struct {
 
 // Server serves the socket.
 type Server struct {
-	d   *daemon.Daemon
-	run Runner
-	hs  *http.Server
+	d      *daemon.Daemon
+	run    Runner
+	hs     *http.Server
+	attach AttachOptions
 }
 
 type whoKey struct{}
 
-// New builds the server; run executes command lines.
-func New(d *daemon.Daemon, run Runner) *Server {
-	s := &Server{d: d, run: run}
+// New builds the server; run executes command lines; attached workbenches get o's bounds.
+func New(d *daemon.Daemon, run Runner, o AttachOptions) *Server {
+	s := &Server{d: d, run: run, attach: o}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/run", s.handleRun)
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
+	mux.HandleFunc("POST /v1/attach", s.handleAttach)
 	s.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: connIdentity}
 	return s
 }

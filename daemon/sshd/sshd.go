@@ -193,12 +193,12 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	if hs == nil {
 		return nil
 	}
-	out := newFrameWriter(sess, s.opts.OutputFrames)
+	out := daemon.NewFrameWriter(sess, s.opts.OutputFrames)
 	opts := append(bubbletea.MakeOptions(sess), tea.WithOutput(out), tea.WithFPS(s.opts.FPS))
 	p := tea.NewProgram(s.d.Model(hs), opts...)
-	out.onResume = func() { go p.Send(tea.ClearScreen()) }
+	out.OnResume = func() { go p.Send(tea.ClearScreen()) }
 	hs.Attach(p)
-	go func() { <-sess.Context().Done(); out.close() }()
+	go func() { <-sess.Context().Done(); out.Close() }()
 	return p
 }
 

@@ -1,4 +1,4 @@
-package sshd
+package daemon
 
 import (
 	"io"
@@ -12,9 +12,9 @@ import (
 func TestFrameWriterNeverBlocksAndRedrawsAfterDrops(t *testing.T) {
 	pr, pw := io.Pipe()
 	resumed := make(chan struct{}, 1)
-	f := newFrameWriter(pw, 2)
-	f.onResume = func() { resumed <- struct{}{} }
-	defer f.close()
+	f := NewFrameWriter(pw, 2)
+	f.OnResume = func() { resumed <- struct{}{} }
+	defer f.Close()
 	done := make(chan struct{})
 	go func() {
 		for range 100 {
