@@ -38,12 +38,19 @@ type benchRig struct {
 
 func newBenchRig(b testing.TB, n int) *benchRig {
 	b.Helper()
+	return newSimRig(b, n, 1000, 2*time.Second, sshd.Options{MaxSessions: max(n, 2), FPS: benchFPS}, nil)
+}
+
+// newSimRig is a benchRig over a fleet of size sandboxes changing one every churn, served with
+// o (its host key path is set here); setup, if any, sees the server before it serves.
+func newSimRig(b testing.TB, n, size int, churn time.Duration, o sshd.Options, setup func(*sshd.Server)) *benchRig {
+	b.Helper()
 	dir := b.TempDir()
 	db, err := state.Open(filepath.Join(dir, "state.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	sup := supervisor.New([]backends.Backend{simfleet.New("sim", backends.KindKubernetes, 1000, 2*time.Second)}, supervisor.DefaultBackoff)
+	sup := supervisor.New([]backends.Backend{simfleet.New("sim", backends.KindKubernetes, size, churn)}, supervisor.DefaultBackoff)
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := sup.Start(ctx)
 	b.Cleanup(func() { cancel(); wait() })
@@ -63,9 +70,13 @@ func newBenchRig(b testing.TB, n int) *benchRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := sshd.New(r.d, sshd.Options{HostKeyPath: filepath.Join(dir, "hostkey"), MaxSessions: max(n, 2), FPS: benchFPS})
+	o.HostKeyPath = filepath.Join(dir, "hostkey")
+	srv, err := sshd.New(r.d, o)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if setup != nil {
+		setup(srv)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -27,7 +27,7 @@ type Options struct {
 	Addr        string        // "" : DefaultAddr (loopback)
 	HostKeyPath string        // created (ed25519, 0600) when missing
 	MaxSessions int           // 0: 32
-	IdleTimeout time.Duration // 0: 30 min; a connection with no traffic this long is closed
+	IdleTimeout time.Duration // 0: 30 min; a connection without input (keys, resizes) this long is closed
 	// OutputFrames bounds the frames queued for one client; past it frames are dropped and the
 	// screen is redrawn whole once the client reads again (0: 8).
 	OutputFrames int
@@ -57,6 +57,11 @@ type Server struct {
 	opts   Options
 	srv    *ssh.Server
 	hostFP string
+	// slots holds one token per admitted session: taking one is the session limit's check and
+	// reservation in one step, so sessions racing in cannot exceed MaxSessions.
+	slots chan struct{}
+	// admitted, when set (tests), runs once a session holds its slot, before it joins the hub.
+	admitted func()
 }
 
 // New builds the server (the host key is loaded or created now).
@@ -80,12 +85,13 @@ func New(d *daemon.Daemon, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{d: d, opts: o, hostFP: fp}
+	s := &Server{d: d, opts: o, hostFP: fp, slots: make(chan struct{}, o.MaxSessions)}
 	s.srv, err = wish.NewServer(
 		wish.WithAddress(o.Addr),
 		wish.WithHostKeyPEM(pemBytes),
 		wish.WithPublicKeyAuth(s.publicKey),
-		wish.WithIdleTimeout(o.IdleTimeout),
+		// No wish.WithIdleTimeout: charm.land/ssh resets it on the server's writes too, so a
+		// session watching a churning fleet never timed out. watchConn counts input only.
 		wish.WithMiddleware(
 			bubbletea.MiddlewareWithProgramHandler(s.program),
 			activeterm.Middleware(), // a PTY is required: no exec of commands
@@ -95,10 +101,14 @@ func New(d *daemon.Daemon, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh: %w", err)
 	}
-	// Forwarding of ports, agents or X11 and subsystems (sftp) stay refused: their handlers are nil.
+	// Forwarding of ports or X11 and subsystems (sftp) stay refused: their handlers are nil.
 	s.srv.LocalPortForwardingCallback = nil
 	s.srv.ReversePortForwardingCallback = nil
 	s.srv.SubsystemHandlers = nil
+	// Sessions are the only channel type; sessionChannel refuses agent forwarding (which
+	// charm.land/ssh would accept) and reports input to the connection's idle watch.
+	s.srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": s.sessionChannel}
+	s.srv.ConnCallback = s.watchConn
 	return s, nil
 }
 
@@ -176,9 +186,15 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 			wish.Fatalln(sess, "rangekeeper: refused:", err)
 			return
 		}
-		if n := s.d.Hub().Count(); n >= s.opts.MaxSessions {
-			wish.Fatalf(sess, "rangekeeper: refused: %d sessions already (the maximum)\n", n)
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }() // after Leave, below
+		default:
+			wish.Fatalf(sess, "rangekeeper: refused: %d sessions already (the maximum)\n", s.opts.MaxSessions)
 			return
+		}
+		if s.admitted != nil {
+			s.admitted()
 		}
 		hs := s.d.Hub().Join(who, role, func() { endConn(sess) })
 		defer hs.Leave()
