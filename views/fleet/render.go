@@ -286,10 +286,14 @@ func (m *Model) buildRowLine(k lineKey, l layout) string {
 	if k.activity != "" {
 		status = k.activity // the action name fits the column: snapshot, revert, teardown, probe
 	}
-	text := mark + strings.Join([]string{
-		cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(status, l.status),
-		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(k.age, l.age),
-	}, " ") + " "
+	cols := []string{cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(status, l.status),
+		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(k.age, l.age)}
+	if width(status) > l.status {
+		// Who runs it, in team mode ("reverting · alice"): the activity takes the members and
+		// age cells too while it runs, so it is read whole and the columns stay where they are.
+		cols = append(cols[:3], cell(status, l.status+1+l.members+1+l.age))
+	}
+	text := mark + strings.Join(cols, " ") + " "
 	p := m.paints()
 	switch {
 	case k.selected:
