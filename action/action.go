@@ -42,6 +42,11 @@ var (
 	ErrForbidden    = errors.New("refused: not permitted for this operator")
 	ErrUnsupported  = errors.New("not supported")
 	ErrAmbiguous    = errors.New("ambiguous")
+	// ErrStopping refuses an action asked for once the daemon began to stop (Layer.Stop).
+	ErrStopping = errors.New("refused: the daemon is stopping")
+	// ErrStopped ends an action the daemon's stop cut short when its grace ran out
+	// (Layer.Interrupt); its outcome is journaled state.OutcomeInterrupted.
+	ErrStopped = errors.New("interrupted: the daemon stopped before the action finished")
 )
 
 // Transports an identity can arrive by.
@@ -51,14 +56,12 @@ const (
 	TransportSSH        = "ssh"        // an operator's SSH session
 )
 
-// Identity is who asks for an action and how they reached rangekeeper. It travels with every
-// Request, so one layer can serve many operators at once.
-type Identity struct {
-	Operator    string `json:"operator"`              // a name: "alice", or "user@host" locally
-	Transport   string `json:"transport"`             // TransportStandalone, TransportSocket, TransportSSH
-	Fingerprint string `json:"fingerprint,omitempty"` // the SSH key's, when the transport has one
-	Source      string `json:"source,omitempty"`      // the remote address, when the transport has one
-}
+// Identity is who asks for an action and how they reached rangekeeper (Operator, Transport:
+// TransportStandalone, TransportSocket or TransportSSH, the SSH key's Fingerprint and the remote
+// Source when the transport has them). It travels with every Request, so one layer can serve
+// many operators at once. It is state's type, so what journals beneath the layer (the watch's
+// alert acknowledgements) carries the same identity.
+type Identity = state.Identity
 
 // Request is one action on one sandbox.
 type Request struct {
@@ -68,6 +71,9 @@ type Request struct {
 	Confirmed bool              // destructive actions need it: the caller asked the operator
 	Force     bool              // act on a resource not identified as a sandbox (teardown only)
 	Identity  Identity          // who asks; zero: the layer's Options.Identity
+	// Bulk: one of many sandboxes acted on at once (marked rows; Many sets it for more than
+	// one request), which Options.AuthorizeBulk may refuse.
+	Bulk bool
 }
 
 // Options configure a Layer.
@@ -78,6 +84,9 @@ type Options struct {
 	// Authorize refuses actions an identity may not take (roles); nil permits everything.
 	// Its error is shown as the reason and journaled.
 	Authorize func(who Identity, a backends.Action) error
+	// AuthorizeBulk refuses an identity acting on many sandboxes at once (Request.Bulk), after
+	// Authorize allowed the action itself; nil permits it. Its error is journaled like Authorize's.
+	AuthorizeBulk func(who Identity, a backends.Action) error
 	// Prober runs escape probes; nil makes probe unavailable, with NoProbe as the reason.
 	Prober  Prober
 	NoProbe string
@@ -103,6 +112,8 @@ type Layer struct {
 	tasks  []*Task // bounded history, newest last
 	seq    int
 	staged map[string]staged // sandboxes an action of the layer stood up itself (verify)
+	// stopping: Stop was called; every new action is refused (ErrStopping).
+	stopping bool
 }
 
 // MaxTasks bounds the task history.
@@ -138,8 +149,16 @@ func (l *Layer) Check(req Request) error {
 	if l.opts.ReadOnly && req.Action.Mutating() {
 		return fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, ErrReadOnly)
 	}
+	if l.Stopping() {
+		return fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, ErrStopping)
+	}
 	if l.opts.Authorize != nil {
 		if err := l.opts.Authorize(l.who(req), req.Action); err != nil {
+			return fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, err)
+		}
+	}
+	if req.Bulk && l.opts.AuthorizeBulk != nil {
+		if err := l.opts.AuthorizeBulk(l.who(req), req.Action); err != nil {
 			return fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, err)
 		}
 	}
@@ -173,7 +192,7 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	}
 	who := l.who(req)
 	req.Identity = who
-	intent, err := l.journal.Append(state.Entry{Operator: who.Operator, Transport: who.Transport, Fingerprint: who.Fingerprint, Source: who.Source, Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent})
+	intent, err := l.journal.Append(who.Stamp(state.Entry{Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent}))
 	if err != nil {
 		return fmt.Errorf("%s %s: journal unavailable, not acting: %w", req.Action, req.SandboxID, err)
 	}
@@ -219,7 +238,7 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	})
 	runErr := fn(ctx, b, sb)
 	g.end(runErr)
-	result := resultOf(ctx, runErr)
+	result, runErr := l.stopped(task, resultOf(ctx, runErr), runErr)
 	l.release(task, result, runErr)
 	return outcome(result, runErr)
 }
@@ -239,8 +258,7 @@ func resultOf(ctx context.Context, err error) string {
 // err, or an error saying the outcome could not be journaled.
 func (l *Layer) outcome(req Request, intent uint64, result string, params map[string]string, err error) error {
 	who := req.Identity
-	e := state.Entry{Operator: who.Operator, Transport: who.Transport, Fingerprint: who.Fingerprint, Source: who.Source,
-		Action: string(req.Action), Target: req.SandboxID, Params: params, Phase: state.PhaseOutcome, Intent: intent, Outcome: result}
+	e := who.Stamp(state.Entry{Action: string(req.Action), Target: req.SandboxID, Params: params, Phase: state.PhaseOutcome, Intent: intent, Outcome: result})
 	if err != nil {
 		e.Error = err.Error()
 	}
@@ -268,10 +286,17 @@ func (l *Layer) lookup(req Request) (backends.Backend, backends.Sandbox, bool) {
 }
 
 // Many runs fn for every request, at most parallel at once (< 1: 4); errs[i] belongs to reqs[i].
-// Each fn goes through the layer like a single action (the typed helpers call Run).
+// Each fn goes through the layer like a single action (the typed helpers call Run); with more
+// than one request, each is marked Bulk (Options.AuthorizeBulk).
 func (l *Layer) Many(ctx context.Context, reqs []Request, parallel int, fn func(ctx context.Context, req Request) error) []error {
 	if parallel < 1 {
 		parallel = 4
+	}
+	if len(reqs) > 1 {
+		reqs = append([]Request(nil), reqs...)
+		for i := range reqs {
+			reqs[i].Bulk = true
+		}
 	}
 	errs := make([]error, len(reqs))
 	sem := make(chan struct{}, parallel)
@@ -291,6 +316,9 @@ func (l *Layer) acquire(req Request, cancel context.CancelFunc) (*Task, error) {
 	defer l.notify()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.stopping {
+		return nil, fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, ErrStopping)
+	}
 	if t := l.busy[req.SandboxID]; t != nil {
 		return nil, fmt.Errorf("%s: %w (%s)", req.SandboxID, ErrBusy, t.holder())
 	}

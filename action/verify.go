@@ -50,14 +50,20 @@ func (l *Layer) stagedLookup(id string) (backends.Backend, backends.Sandbox, boo
 // outcome (the measured profile, the exit status) and an error when the run could not verify.
 func (l *Layer) Verify(ctx context.Context, req Request, fn func(ctx context.Context) (map[string]string, error)) error {
 	req.Action = backends.ActionVerify
+	if req.Identity == (Identity{}) {
+		req.Identity, _ = IdentityFrom(ctx)
+	}
 	req.Identity = l.who(req)
-	intent, err := l.journal.Append(state.Entry{Operator: req.Identity.Operator, Action: string(req.Action), Target: req.SandboxID,
-		Params: req.Params, Phase: state.PhaseIntent})
+	intent, err := l.journal.Append(req.Identity.Stamp(state.Entry{Action: string(req.Action), Target: req.SandboxID,
+		Params: req.Params, Phase: state.PhaseIntent}))
 	if err != nil {
 		return fmt.Errorf("verify %s: journal unavailable, not acting: %w", req.SandboxID, err)
 	}
 	if l.opts.ReadOnly {
 		return l.outcome(req, intent.Seq, state.OutcomeRefused, nil, fmt.Errorf("verify %s: %w", req.SandboxID, ErrReadOnly))
+	}
+	if l.Stopping() {
+		return l.outcome(req, intent.Seq, state.OutcomeRefused, nil, fmt.Errorf("verify %s: %w", req.SandboxID, ErrStopping))
 	}
 	if l.opts.Authorize != nil {
 		if err := l.opts.Authorize(req.Identity, req.Action); err != nil {
@@ -76,7 +82,7 @@ func (l *Layer) Verify(ctx context.Context, req Request, fn func(ctx context.Con
 		backends.Progress(callerProgress, "%s", step)
 	})
 	params, runErr := fn(ctx)
-	result := resultOf(ctx, runErr)
+	result, runErr := l.stopped(task, resultOf(ctx, runErr), runErr)
 	l.release(task, result, runErr)
 	return l.outcome(req, intent.Seq, result, params, runErr)
 }

@@ -68,8 +68,8 @@ func TestVerifyIsATaskWithStepsAndItsProbeGoesThroughTheLayer(t *testing.T) {
 	}
 	var verifyEntries, probeEntries []state.Entry
 	for _, e := range journal(t, db) {
-		if e.Operator != "bob" {
-			t.Errorf("entry by %q, want bob: %+v", e.Operator, e)
+		if got := (Identity{Operator: e.Operator, Transport: e.Transport, Fingerprint: e.Fingerprint, Source: e.Source}); got != bob {
+			t.Errorf("entry by %+v, want bob's whole identity (name, transport, key, source): %+v", got, e)
 		}
 		switch e.Action {
 		case "verify":

@@ -64,6 +64,7 @@ func New(o Options) (*Daemon, error) {
 	d.ctx, d.stop = context.WithCancel(context.Background())
 	lo := o.Layer
 	lo.Authorize = d.Roster().Authorize
+	lo.AuthorizeBulk = d.Roster().AuthorizeBulk
 	lo.Admit = d.Admit
 	lo.Notify = d.hub.TeamChanged
 	d.layer = action.New(o.Supervisor, o.State, lo)
@@ -164,7 +165,8 @@ func (d *Daemon) Model(s *Session) *tui.Model {
 	return tui.New(tui.Options{Supervisor: d.opts.Supervisor, Actions: d.layer, State: d.opts.State, Keys: d.opts.Keys,
 		Theme: d.opts.Theme, Identity: s.Who, ReadOnly: d.opts.Layer.ReadOnly,
 		Team: tui.TeamOptions{Shared: true, Context: d.ctx, Present: d.hub.Present, Notice: d.Notice,
-			Allow: func(a backends.Action, bulk bool) bool { return role.Allows(a) && (!bulk || role.Bulk()) }}})
+			Allow:        func(a backends.Action, bulk bool) bool { return role.Allows(a) && (!bulk || role.Bulk()) },
+			AuthorizeAck: d.Roster().AuthorizeAck}})
 }
 
 // Running counts the actions still running.
@@ -178,15 +180,26 @@ func (d *Daemon) Running() int {
 	return n
 }
 
-// Shutdown lets running actions finish until ctx ends, then cancels what is left (their
-// outcome is journaled as cancelled; one the process could not finish stays an intent without
-// outcome, listed as interrupted at the next start). It ends every session.
+// StopAccepting is the first step of a stop: from now on the layer refuses every new action
+// ("the daemon is stopping", journaled with who asked) and a session that joins is ended at
+// once, while running actions go on and the sessions already open still show them.
+func (d *Daemon) StopAccepting() {
+	d.layer.Stop()
+	d.hub.close()
+}
+
+// Shutdown stops accepting (StopAccepting), lets running actions finish until ctx ends, then
+// interrupts what is left (journaled "interrupted": the daemon's stop cut it short; one the
+// process could not even close stays an intent without outcome, listed as interrupted at the
+// next start). Then it ends every session.
 func (d *Daemon) Shutdown(ctx context.Context) {
+	d.StopAccepting()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for d.Running() > 0 {
 		select {
 		case <-ctx.Done():
+			d.layer.Interrupt()
 			d.stop()
 			deadline := time.Now().Add(5 * time.Second)
 			for d.Running() > 0 && time.Now().Before(deadline) {

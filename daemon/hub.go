@@ -47,6 +47,7 @@ type Hub struct {
 	sessions map[int]*Session
 	next     int
 	subs     map[chan struct{}]bool // event feeds (the socket's /v1/events)
+	closed   bool                   // the daemon stops: a session that joins is ended at once
 }
 
 func newHub(sup *supervisor.Supervisor) *Hub {
@@ -92,14 +93,26 @@ func (h *Hub) list() []*Session {
 }
 
 // Join registers a session; its first delivery is the whole fleet. end is how the daemon ends it.
+// Once the daemon stops (close), the session is ended as soon as it joins.
 func (h *Hub) Join(who action.Identity, role operators.Role, end func()) *Session {
 	h.mu.Lock()
 	h.next++
 	s := &Session{ID: h.next, Who: who, Role: role, hub: h, mail: make(chan struct{}, 1), done: make(chan struct{}), end: end, snapshot: true}
 	h.sessions[s.ID] = s
+	closed := h.closed
 	h.mu.Unlock()
+	if closed && end != nil {
+		go end()
+	}
 	h.TeamChanged()
 	return s
+}
+
+// close refuses the sessions that join from now on (the daemon stops).
+func (h *Hub) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
 }
 
 // Leave unregisters a session.

@@ -42,6 +42,31 @@ func (r Roster) Authorize(who action.Identity, a backends.Action) error {
 	return nil
 }
 
+// AuthorizeBulk is an action.Options.AuthorizeBulk: only admins act on many sandboxes at once.
+func (r Roster) AuthorizeBulk(who action.Identity, a backends.Action) error {
+	role, ok := r.RoleOf(who)
+	if !ok {
+		return fmt.Errorf("%s (%s): %w", who.Operator, who.Fingerprint, ErrUnknown)
+	}
+	if !role.Bulk() {
+		return fmt.Errorf("%s is %s, %s on many sandboxes at once needs %s: %w", who.Operator, role, a, Admin, ErrRole)
+	}
+	return nil
+}
+
+// AuthorizeAck refuses an alert acknowledgement (watch.Ack) to an identity whose role takes no
+// action at all (a viewer).
+func (r Roster) AuthorizeAck(who action.Identity) error {
+	role, ok := r.RoleOf(who)
+	if !ok {
+		return fmt.Errorf("%s (%s): %w", who.Operator, who.Fingerprint, ErrUnknown)
+	}
+	if !role.MayAct() {
+		return fmt.Errorf("%s is %s, acknowledging an alert needs %s: %w", who.Operator, role, Operator, ErrRole)
+	}
+	return nil
+}
+
 // least names the least role that allows a.
 func least(a backends.Action) Role {
 	for _, r := range Roles() {

@@ -47,6 +47,10 @@ func (r Role) Allows(a backends.Action) bool {
 	return false
 }
 
+// MayAct reports whether the role may take any action (a viewer may not; acknowledging an
+// alert needs this).
+func (r Role) MayAct() bool { return len(roleActions[r]) > 0 }
+
 // Bulk reports whether the role may act on many marked sandboxes at once.
 func (r Role) Bulk() bool { return r == Admin }
 

@@ -26,7 +26,25 @@ const (
 	OutcomeFailed    = "failed"
 	OutcomeCancelled = "cancelled"
 	OutcomeRefused   = "refused"
+	// OutcomeInterrupted: the daemon stopped (SIGTERM) and its grace ran out before the
+	// action finished; the action was cancelled.
+	OutcomeInterrupted = "interrupted"
 )
+
+// Identity is who acts and how they reached rangekeeper (action.Identity is this type, so
+// packages beneath the action layer, like the watch, journal it too): every entry carries it.
+type Identity struct {
+	Operator    string `json:"operator"`              // a name: "alice", or "user@host" locally
+	Transport   string `json:"transport"`             // "standalone", "socket" or "ssh"
+	Fingerprint string `json:"fingerprint,omitempty"` // the SSH key's, when the transport has one
+	Source      string `json:"source,omitempty"`      // the remote address, when the transport has one
+}
+
+// Stamp returns e carrying who: its operator, transport, key fingerprint and source.
+func (who Identity) Stamp(e Entry) Entry {
+	e.Operator, e.Transport, e.Fingerprint, e.Source = who.Operator, who.Transport, who.Fingerprint, who.Source
+	return e
+}
 
 // Entry is one journal record. Seq is assigned on append and orders entries.
 type Entry struct {

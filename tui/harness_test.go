@@ -239,6 +239,7 @@ type harnessOpts struct {
 	// verify, when set, builds the author's verify runner over the harness's layer and state.
 	verify func(layer *action.Layer, db *state.DB) func(context.Context, verify.Options) verify.Result
 	watch  bool // run the containment watch over the supervisor and state file
+	team   TeamOptions
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -276,7 +277,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	m := New(Options{Supervisor: sup, Actions: layer, State: db, Keys: o.keys, NoColor: o.theme == "", ReadOnly: o.readOnly, Theme: o.theme,
 		Now: func() time.Time { return t0 }, Tick: tick, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond, Verify: run,
-		Watch: startWatch(t, o.watch, ctx, sup, db)})
+		Watch: startWatch(t, o.watch, ctx, sup, db), Team: o.team})
 	fm := &tuitest.Recorder{Model: m}
 	topts := []teatest.TestOption{teatest.WithInitialTermSize(o.w, o.h)}
 	if o.fps > 0 {

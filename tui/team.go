@@ -25,6 +25,9 @@ type TeamOptions struct {
 	Present func() []string
 	// Notice is shown after them to everyone (the actions a restart found interrupted).
 	Notice func() string
+	// AuthorizeAck refuses an alert acknowledgement the operator's role may not make (a
+	// viewer's); watch.Ack asks it and journals the refusal. nil permits it.
+	AuthorizeAck func(who action.Identity) error
 }
 
 // TeamMsg tells a session that something shared changed (a task started, moved or ended; an
@@ -58,13 +61,14 @@ func (m *Model) teamInit() {
 		m.ctx, m.cancel = m.opts.Team.Context, func() {}
 	}
 	layer := m.opts.Actions
+	own := m.fleet.Activity // this session's own progress, the watch's quarantine mark
 	m.fleet.Activity = func(id string) string {
 		if layer != nil {
-			if a, busy := layer.Busy(id); busy {
-				return string(a)
+			if a, who, busy := layer.BusyBy(id); busy {
+				return Activity(a, who)
 			}
 		}
-		return m.running[id].action
+		return own(id)
 	}
 	m.fleet.Team = func() string {
 		line := teamLine(m.opts.Team.Present, layer)
@@ -98,6 +102,15 @@ func teamLine(present func() []string, layer *action.Layer) string {
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// Activity is what a busy sandbox's row shows: "reverting · alice" when a team identity runs
+// the action, the action's name alone when the process's own operator does (standalone).
+func Activity(a backends.Action, who action.Identity) string {
+	if who.Operator == "" || who.Transport == action.TransportStandalone {
+		return string(a)
+	}
+	return Gerund(a) + " · " + who.Operator
 }
 
 // Gerund names a running action: "snapshotting", "tearing down".

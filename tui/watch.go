@@ -203,15 +203,15 @@ func openAlerts(m *Model, c *screen.Context, _ string) tea.Cmd {
 		as, err := db.Alerts(state.AlertQuery{})
 		return alerts.Loaded{Alerts: as, Err: err}
 	}
-	operator := m.operator()
+	who, authorize := m.identity(), watch.Authorizer(m.opts.Team.AuthorizeAck)
 	ack := func(id uint64) tea.Cmd {
 		return func() tea.Msg {
 			var err error
 			switch {
 			case w != nil:
-				_, err = w.Ack(id, operator)
+				_, err = w.Ack(id, who, authorize)
 			case db != nil:
-				_, err = watch.Ack(db, id, operator, nil)
+				_, err = watch.Ack(db, id, who, authorize, nil)
 			default:
 				err = fmt.Errorf("no state file")
 			}
@@ -238,14 +238,20 @@ func (m *Model) onAcked(msg alertAckedMsg) tea.Cmd {
 }
 
 // operator is who this session acts as.
-func (m *Model) operator() string {
+func (m *Model) operator() string { return m.identity().Operator }
+
+// identity is who acts in this session: the team identity, else the layer's (standalone), else
+// the local user.
+func (m *Model) identity() action.Identity {
 	if m.opts.Identity.Operator != "" {
-		return m.opts.Identity.Operator
+		return m.opts.Identity
 	}
 	if m.opts.Actions != nil {
-		return m.opts.Actions.Identity().Operator
+		if who := m.opts.Actions.Identity(); who.Operator != "" {
+			return who
+		}
 	}
-	return state.Operator()
+	return action.Identity{Operator: state.Operator(), Transport: action.TransportStandalone}
 }
 
 func (m *Model) quarantineFlow(c *screen.Context, ids []string) tea.Cmd {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -47,7 +48,8 @@ func (r Result) Record() (state.ProbeRecord, error) {
 // ends) and keeps the finished result in the probe history under HistoryKey. One recorder
 // serves one run.
 type StateRecorder struct {
-	DB *state.DB
+	DB  *state.DB
+	Who action.Identity // who runs it: every entry carries the identity (zero: the local user, standalone)
 
 	mu     sync.Mutex
 	intent uint64
@@ -57,8 +59,11 @@ type StateRecorder struct {
 func (s *StateRecorder) Record(_ context.Context, r Result) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.Who.Operator == "" {
+		s.Who = action.Identity{Operator: state.Operator(), Transport: action.TransportStandalone}
+	}
 	if r.Finished.IsZero() {
-		e, err := s.DB.Append(state.Entry{Action: ActionVerify, Target: HistoryKey(r.Spec), Params: startParams(r), Phase: state.PhaseIntent})
+		e, err := s.DB.Append(s.Who.Stamp(state.Entry{Action: ActionVerify, Target: HistoryKey(r.Spec), Params: startParams(r), Phase: state.PhaseIntent}))
 		s.intent = e.Seq
 		return err
 	}
@@ -70,8 +75,8 @@ func (s *StateRecorder) Record(_ context.Context, r Result) error {
 	case r.Exit == ExitCouldNotRun || r.Exit == ExitBadInput:
 		outcome = state.OutcomeFailed
 	}
-	if _, err := s.DB.Append(state.Entry{Action: ActionVerify, Target: HistoryKey(r.Spec), Params: params, Phase: state.PhaseOutcome,
-		Intent: s.intent, Outcome: outcome, Error: r.Reason}); err != nil {
+	if _, err := s.DB.Append(s.Who.Stamp(state.Entry{Action: ActionVerify, Target: HistoryKey(r.Spec), Params: params, Phase: state.PhaseOutcome,
+		Intent: s.intent, Outcome: outcome, Error: r.Reason})); err != nil {
 		return err
 	}
 	rec, err := r.Record()

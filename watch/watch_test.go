@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -208,7 +209,24 @@ func TestExecAlertAndAckSurviveRestart(t *testing.T) {
 		t.Fatalf("exec alerts %+v", as)
 	}
 	changed := r.w.Changed()
-	if _, err := r.w.Ack(as[0].ID, "alice"); err != nil {
+	alice := state.Identity{Operator: "alice", Transport: "ssh", Fingerprint: "SHA256:alicekey", Source: "192.0.2.7:50022"}
+	// A role that may not act is refused by Ack itself (not only hidden by a UI), journaled with
+	// the full identity; the alert stays open.
+	vic := state.Identity{Operator: "vic", Transport: "ssh", Fingerprint: "SHA256:vickey", Source: "192.0.2.9:40000"}
+	errViewer := errors.New("vic is viewer, acknowledging an alert needs operator")
+	onlyAlice := func(who state.Identity) error {
+		if who.Operator != "alice" {
+			return errViewer
+		}
+		return nil
+	}
+	if _, err := r.w.Ack(as[0].ID, vic, onlyAlice); !errors.Is(err, errViewer) {
+		t.Fatalf("viewer ack = %v; want the authorizer's refusal", err)
+	}
+	if open, _ := r.db.Alerts(state.AlertQuery{Open: true}); len(open) != 1 {
+		t.Fatalf("a refused ack acknowledged the alert: %+v", open)
+	}
+	if _, err := r.w.Ack(as[0].ID, alice, onlyAlice); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -231,10 +249,23 @@ func TestExecAlertAndAckSurviveRestart(t *testing.T) {
 		t.Errorf("acknowledged alert still open: %+v", open)
 	}
 	js, _ := db.Journal(state.JournalQuery{})
-	if len(js) != 2 || js[1].Action != ActionAck || js[1].Operator != "alice" || js[1].Outcome != state.OutcomeOK || js[1].Target != "docker:test/p1" {
+	if len(js) != 4 || js[3].Action != ActionAck || js[3].Operator != "alice" || js[3].Outcome != state.OutcomeOK || js[3].Target != "docker:test/p1" {
 		t.Fatalf("journal %+v", js)
 	}
-	if _, err := Ack(db, 99, "alice", nil); err == nil {
+	if js[1].Outcome != state.OutcomeRefused || !strings.Contains(js[1].Error, "vic is viewer") {
+		t.Errorf("the viewer's refusal was not journaled: %+v", js[1])
+	}
+	// Every entry, intent and outcome, refused or done, carries the whole identity.
+	for i, e := range js {
+		who := alice
+		if i < 2 {
+			who = vic
+		}
+		if got := (state.Identity{Operator: e.Operator, Transport: e.Transport, Fingerprint: e.Fingerprint, Source: e.Source}); got != who {
+			t.Errorf("journal entry %d (%s %s) carries %+v; want %+v", i, e.Phase, e.Outcome, got, who)
+		}
+	}
+	if _, err := Ack(db, 99, alice, nil, nil); err == nil {
 		t.Error("acknowledging an unknown alert succeeded")
 	}
 }

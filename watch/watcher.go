@@ -425,21 +425,37 @@ func (w *Watcher) Alerts(q state.AlertQuery) ([]state.Alert, error) { return w.s
 // ActionAck is the journaled action name of an alert acknowledgement.
 const ActionAck = "alert-ack"
 
-// Ack acknowledges an alert for operator, journaled like an action (intent, then outcome).
-func (w *Watcher) Ack(id uint64, operator string) (state.Alert, error) {
-	return Ack(w.store, id, operator, func() { w.publish(0) })
+// Authorizer refuses an acknowledgement who may not make (a viewer's, in team mode: the
+// daemon's roster); nil permits every one.
+type Authorizer func(who state.Identity) error
+
+// Ack acknowledges an alert for who, journaled like an action (intent, then outcome), unless
+// authorize refuses it.
+func (w *Watcher) Ack(id uint64, who state.Identity, authorize Authorizer) (state.Alert, error) {
+	return Ack(w.store, id, who, authorize, func() { w.publish(0) })
 }
 
-// Ack acknowledges alert id in store for operator and journals it; the CLI calls it without a
-// running watcher. then runs after a successful acknowledgement.
-func Ack(store Store, id uint64, operator string, then func()) (state.Alert, error) {
+// Ack acknowledges alert id in store for who and journals it with who's identity (operator,
+// transport, key fingerprint, source); the CLI calls it without a running watcher. authorize,
+// when set, is asked after the intent is journaled: its refusal is the journaled outcome
+// (refused) and nothing is acknowledged. then runs after a successful acknowledgement.
+func Ack(store Store, id uint64, who state.Identity, authorize Authorizer, then func()) (state.Alert, error) {
 	params := map[string]string{"alert": fmt.Sprint(id)}
-	intent, err := store.Append(state.Entry{Operator: operator, Action: ActionAck, Params: params, Phase: state.PhaseIntent})
+	intent, err := store.Append(who.Stamp(state.Entry{Action: ActionAck, Params: params, Phase: state.PhaseIntent}))
 	if err != nil {
 		return state.Alert{}, fmt.Errorf("ack %d: journal unavailable, not acknowledging: %w", id, err)
 	}
-	a, err := store.AckAlert(id, operator)
-	out := state.Entry{Operator: operator, Action: ActionAck, Target: a.SandboxID, Params: params, Phase: state.PhaseOutcome, Intent: intent.Seq, Outcome: state.OutcomeOK}
+	out := who.Stamp(state.Entry{Action: ActionAck, Params: params, Phase: state.PhaseOutcome, Intent: intent.Seq, Outcome: state.OutcomeOK})
+	if authorize != nil {
+		if err := authorize(who); err != nil {
+			err = fmt.Errorf("ack %d: %w", id, err)
+			out.Outcome, out.Error = state.OutcomeRefused, err.Error()
+			_, _ = store.Append(out)
+			return state.Alert{}, err
+		}
+	}
+	a, err := store.AckAlert(id, who.Operator)
+	out.Target = a.SandboxID
 	if err != nil {
 		out.Outcome, out.Error = state.OutcomeFailed, err.Error()
 	}

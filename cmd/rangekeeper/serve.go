@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -151,17 +152,23 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 				fmt.Fprintf(f.ErrOut, "rangekeeper serve: operators reloaded (%d); %d session(s) ended\n", len(d.Operators().Operators), n)
 				continue
 			}
-			return stopServe(f, d, ssh, api, sup, db, o.Grace)
+			return stopServe(f, d, ssh, api, []net.Listener{sl, ul}, sup, db, o.Grace)
 		case <-ctx.Done():
-			return stopServe(f, d, ssh, api, sup, db, o.Grace)
+			return stopServe(f, d, ssh, api, []net.Listener{sl, ul}, sup, db, o.Grace)
 		}
 	}
 }
 
-// stopServe stops accepting, lets running actions finish within grace (the rest are cancelled
-// and journaled so), ends the sessions and saves the inventory cache.
-func stopServe(f *factory, d *daemon.Daemon, ssh *sshd.Server, api *sockapi.Server, sup *supervisor.Supervisor, db *state.DB, grace time.Duration) error {
+// stopServe stops accepting first (the listeners close: no new connection; the daemon refuses
+// new sessions and actions), lets running actions finish within grace while the open sessions
+// still show them (the rest are interrupted and journaled so), then ends the sessions and saves
+// the inventory cache.
+func stopServe(f *factory, d *daemon.Daemon, ssh *sshd.Server, api *sockapi.Server, ls []net.Listener, sup *supervisor.Supervisor, db *state.DB, grace time.Duration) error {
 	fmt.Fprintf(f.ErrOut, "rangekeeper serve: stopping; %d action(s) running\n", d.Running())
+	d.StopAccepting()
+	for _, l := range ls {
+		l.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	d.Shutdown(ctx)

@@ -60,7 +60,7 @@ func runAlerts(f *factory, o *alertsOptions) error {
 		return err
 	}
 	if o.Ack != 0 {
-		a, err := watch.Ack(db, o.Ack, f.Identity().Operator, nil)
+		a, err := watch.Ack(db, o.Ack, f.Identity(), nil, nil)
 		if errors.Is(err, state.ErrNoAlert) {
 			return exitWith(2, err.Error())
 		}

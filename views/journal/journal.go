@@ -196,7 +196,7 @@ func (m *Model) View(c *screen.Context) string {
 			l = th.Warn.Render(l)
 		case e.Outcome == state.OutcomeFailed || e.Outcome == state.OutcomeRefused:
 			l = th.Err.Render(l)
-		case e.Outcome == state.OutcomeCancelled:
+		case e.Outcome == state.OutcomeCancelled || e.Outcome == state.OutcomeInterrupted:
 			l = th.Warn.Render(l)
 		}
 		lines = append(lines, l)
