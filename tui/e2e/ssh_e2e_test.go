@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,6 +22,16 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
 	"github.com/rangekeeper/rangekeeper/state"
 )
+
+// localOperator is how the daemon names the local user on its socket.
+func localOperator(t *testing.T) string {
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	return u.Username + "@" + host
+}
 
 // needSSH skips without the OpenSSH client, except in CI where it must be installed.
 func needSSH(t *testing.T) string {
@@ -36,8 +47,9 @@ func needSSH(t *testing.T) string {
 }
 
 // TestServeOverSystemSSH runs `rangekeeper serve` and opens the workbench with the system's
-// ssh client under tmux, checking the host key against the one the daemon created: the
-// operator snapshots a real Docker sandbox, and `rangekeeper journal`, run beside it, goes
+// ssh client under tmux, checking the host key against the one the daemon created; the local
+// workbench, opened beside it, joins the same team through the socket; the SSH operator
+// snapshots a real Docker sandbox, and `rangekeeper journal`, run beside it, goes
 // through the daemon's socket and shows the SSH identity with its key fingerprint.
 func TestServeOverSystemSSH(t *testing.T) {
 	tmux, sshBin := need(t), needSSH(t)
@@ -70,7 +82,8 @@ func TestServeOverSystemSSH(t *testing.T) {
 	l.Close()
 	_, port, _ := net.SplitHostPort(addr)
 	statePath := filepath.Join(dir, "state", "state.db")
-	env := append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "RANGEKEEPER_LOCK_DIR="+filepath.Join(dir, "locks"), raceEnv(t))
+	extraEnv := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "RANGEKEEPER_LOCK_DIR=" + filepath.Join(dir, "locks"), raceEnv(t)}
+	env := append(os.Environ(), extraEnv...)
 	serve := exec.Command(bin, "--state", statePath, "serve", "--listen", addr, "--operators", ops)
 	serve.Env = env
 	stderr, _ := serve.StderrPipe()
@@ -111,6 +124,20 @@ func TestServeOverSystemSSH(t *testing.T) {
 
 	p.wait("team: alice", 30*time.Second)
 	p.wait(project, 30*time.Second)
+
+	// The local workbench, opened beside it, attaches to the daemon through its socket: one team,
+	// the local user in both sessions' team line.
+	me := localOperator(t)
+	local := startPane(t, tmux, "rk-e2elocal-"+dockertest.RunID, 160, 40, "rangekeeper", bin+" --state "+statePath, extraEnv...)
+	local.wait("team: alice "+me, 30*time.Second)
+	p.wait("team: alice "+me, 10*time.Second)
+	local.keys("q")
+	local.wait("rangekeeper exited 0", 10*time.Second)
+	for start := time.Now(); strings.Contains(p.capture(), me); time.Sleep(100 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the SSH session still lists %s after the local workbench quit:\n%s", me, p.capture())
+		}
+	}
 	p.keys("/")
 	p.literal("name=" + project)
 	p.keys("Enter")
