@@ -59,7 +59,7 @@ var rules = []rule{
 	{pkg: module + "/operators", banned: append([]string{module + "/daemon"}, ui...),
 		why: "roles are decided at the action layer for every transport; the operators file knows nothing of screens or sessions"},
 	{pkg: module + "/daemon/sockapi", banned: append([]string{module + "/daemon/sshd"}, ui...), direct: true,
-		why: "the socket serves the CLI's command lines and a JSON event feed, never a screen; SSH is a sibling transport"},
+		why: "the socket serves the CLI's command lines, a JSON event feed and the attached workbench's byte stream; the daemon builds every screen, SSH is a sibling transport"},
 
 	// Issue 19.
 	{pkg: module + "/timeline", banned: ui,

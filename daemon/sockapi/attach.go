@@ -15,9 +15,6 @@ import (
 	"sync"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
-
 	"github.com/rangekeeper/rangekeeper/daemon"
 )
 
@@ -40,10 +37,10 @@ type AttachRequest struct {
 	Env        []string // TERM, COLORTERM, NO_COLOR...: for the colour profile
 }
 
-// AttachOptions bound an attached session's output (the SSH sessions' defaults).
+// AttachOptions bound an attached session's output (0: the SSH sessions' defaults).
 type AttachOptions struct {
-	OutputFrames int // 0: 8
-	FPS          int // 0: 60
+	OutputFrames int
+	FPS          int
 }
 
 func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
@@ -75,30 +72,18 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
 	hs := s.d.Hub().Join(who, role, func() { conn.Close() })
 	defer hs.Leave()
 
-	frames, fps := s.attach.OutputFrames, s.attach.FPS
-	if frames == 0 {
-		frames = 8
-	}
-	if fps == 0 {
-		fps = 60
-	}
-	out := daemon.NewFrameWriter(conn, frames)
-	defer out.Close()
 	in, inw := io.Pipe()
-	p := tea.NewProgram(s.d.Model(hs), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(fps),
-		tea.WithEnvironment(req.Env), tea.WithColorProfile(colorprofile.Env(req.Env)),
-		tea.WithWindowSize(req.Cols, req.Rows), tea.WithContext(s.d.Context()))
-	out.OnResume = func() { go p.Send(tea.ClearScreen()) }
+	scr := s.d.NewScreen(hs, daemon.Terminal{In: in, Out: conn, Env: req.Env, Cols: req.Cols, Rows: req.Rows,
+		Frames: s.attach.OutputFrames, FPS: s.attach.FPS})
 	go func() {
 		// The client's messages; when it goes away the session ends (its actions run on in the
-		// daemon and are journaled like any other).
-		err := relayInput(brw.Reader, inw, func(cols, rows int) { p.Send(tea.WindowSizeMsg{Width: cols, Height: rows}) })
+		// daemon and are journaled like any other). When the hub ends the session (shutdown) it
+		// closes conn: the relay fails, and the program quits.
+		err := relayInput(brw.Reader, inw, scr.Resize)
 		inw.CloseWithError(err)
-		p.Quit()
+		scr.Quit()
 	}()
-	// When the hub ends the session (shutdown) it closes conn: the relay above fails and quits.
-	hs.Attach(p)
-	p.Run()
+	scr.Run()
 }
 
 // relayInput reads the client's messages until it closes: input goes to in, sizes to resize.
