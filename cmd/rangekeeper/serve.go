@@ -64,7 +64,7 @@ func newServeCmd(f *factory) *cobra.Command {
 	cmd.Flags().StringVar(&o.Listen, "listen", sshd.DefaultAddr, "SSH listen address (loopback by default)")
 	cmd.Flags().StringVar(&o.Operators, "operators", "", "operators file (default: operators.yaml beside the config file)")
 	cmd.Flags().IntVar(&o.MaxSessions, "max-sessions", 32, "most SSH sessions at once")
-	cmd.Flags().DurationVar(&o.Idle, "idle-timeout", 30*time.Minute, "close an SSH connection without traffic for this long")
+	cmd.Flags().DurationVar(&o.Idle, "idle-timeout", 30*time.Minute, "close an SSH connection without input (keys, window changes) for this long")
 	cmd.Flags().Float64Var(&o.Rate, "action-rate", 1, "actions a second each operator may start (burst 5)")
 	cmd.Flags().IntVar(&o.FPS, "fps", sshd.DefaultFPS, "frame cap of each SSH session (latency vs idle CPU)")
 	cmd.Flags().DurationVar(&o.Grace, "grace", 2*time.Minute, "on SIGTERM, how long running actions may take to finish")
@@ -152,23 +152,22 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 				fmt.Fprintf(f.ErrOut, "rangekeeper serve: operators reloaded (%d); %d session(s) ended\n", len(d.Operators().Operators), n)
 				continue
 			}
-			return stopServe(f, d, ssh, api, []net.Listener{sl, ul}, sup, db, o.Grace)
+			return stopServe(f, d, ssh, api, sl, sup, db, o.Grace)
 		case <-ctx.Done():
-			return stopServe(f, d, ssh, api, []net.Listener{sl, ul}, sup, db, o.Grace)
+			return stopServe(f, d, ssh, api, sl, sup, db, o.Grace)
 		}
 	}
 }
 
-// stopServe stops accepting first (the listeners close: no new connection; the daemon refuses
-// new sessions and actions), lets running actions finish within grace while the open sessions
-// still show them (the rest are interrupted and journaled so), then ends the sessions and saves
-// the inventory cache.
-func stopServe(f *factory, d *daemon.Daemon, ssh *sshd.Server, api *sockapi.Server, ls []net.Listener, sup *supervisor.Supervisor, db *state.DB, grace time.Duration) error {
+// stopServe stops accepting first (the SSH listener closes; the daemon refuses new sessions and
+// actions), lets running actions finish within grace while the open sessions still show them
+// (the rest are interrupted and journaled so), then ends the sessions and saves the inventory
+// cache. The socket stays open until then: a command sent meanwhile is told the daemon is
+// stopping (ls and journal still answer) rather than finding no daemon and acting standalone.
+func stopServe(f *factory, d *daemon.Daemon, ssh *sshd.Server, api *sockapi.Server, sshListener net.Listener, sup *supervisor.Supervisor, db *state.DB, grace time.Duration) error {
 	fmt.Fprintf(f.ErrOut, "rangekeeper serve: stopping; %d action(s) running\n", d.Running())
 	d.StopAccepting()
-	for _, l := range ls {
-		l.Close()
-	}
+	sshListener.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	d.Shutdown(ctx)
