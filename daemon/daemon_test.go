@@ -10,8 +10,8 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/daemon"
+	"github.com/rangekeeper/rangekeeper/daemon/daemontest"
 	"github.com/rangekeeper/rangekeeper/demos/simfleet"
 	"github.com/rangekeeper/rangekeeper/state"
 )
@@ -22,17 +22,11 @@ const opsFile = "operators:\n  - name: alice\n    role: viewer\n    keys: [\"ssh
 // write-ahead record has no outcome) is announced in every session's title at start.
 func TestRestartShowsInterruptedActionsToEveryone(t *testing.T) {
 	dir := t.TempDir()
-	db, err := state.Open(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := daemontest.State(t, dir)
 	if err := db.PutPending(state.Pending{ID: 7, Action: "revert", SandboxID: "kubernetes:sim/ns-1/web", Backend: "kubernetes:sim", Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	sup := supervisor.New([]backends.Backend{simfleet.New("sim", backends.KindKubernetes, 10, 0)}, supervisor.DefaultBackoff)
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := sup.Start(ctx)
-	defer func() { cancel(); wait() }()
+	sup := daemontest.Supervisor(t, 0, simfleet.New("sim", backends.KindKubernetes, 10, 0))
 	ops := filepath.Join(dir, "operators.yaml")
 	os.WriteFile(ops, []byte(opsFile), 0o600)
 	d, err := daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: ops, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})

@@ -16,8 +16,8 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/daemon"
+	"github.com/rangekeeper/rangekeeper/daemon/daemontest"
 	"github.com/rangekeeper/rangekeeper/demos/simfleet"
 	"github.com/rangekeeper/rangekeeper/operators"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -61,23 +61,13 @@ type teamRig struct {
 func newTeamRig(t *testing.T) *teamRig {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := state.Open(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := daemontest.State(t, dir)
 	sim := simfleet.New("sim", backends.KindKubernetes, 4, 0)
 	r := &teamRig{db: db, fleet: actingFleet{Backend: sim, started: make(chan string, 4)}, who: map[string]action.Identity{}}
 	for i := range 4 {
 		r.ids = append(r.ids, sim.Sandbox(i, 0).ID)
 	}
-	sup := supervisor.New([]backends.Backend{r.fleet}, supervisor.DefaultBackoff)
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := sup.Start(ctx)
-	t.Cleanup(func() { cancel(); wait() })
-	wctx, wc := context.WithTimeout(ctx, 10*time.Second)
-	sup.WaitReady(wctx)
-	wc()
+	sup := daemontest.Supervisor(t, 10*time.Second, r.fleet)
 	ops := "operators:\n"
 	for i, e := range []struct{ name, role string }{{"alice", "admin"}, {"bob", "operator"}, {"vic", "viewer"}} {
 		pub, _, err := ed25519.GenerateKey(rand.Reader)
@@ -95,6 +85,7 @@ func newTeamRig(t *testing.T) *teamRig {
 	if err := os.WriteFile(path, []byte(ops), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: path, ActionRate: 100, ActionBurst: 100,
 		Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
 	if err != nil {

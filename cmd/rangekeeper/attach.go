@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"golang.org/x/term"
 
 	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
+	"github.com/rangekeeper/rangekeeper/internal/ttyshell"
 )
 
 // attachEnv is what of the environment the daemon's session needs to colour the terminal.
@@ -51,27 +50,13 @@ func attachWorkbench(ctx context.Context, f *factory) (attached bool, err error)
 	}
 	defer term.Restore(int(in.Fd()), old)
 
-	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
-	defer signal.Stop(winch)
 	resize := make(chan [2]int, 1)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-winch:
-				if c, r, err := term.GetSize(int(out.Fd())); err == nil {
-					select {
-					case resize <- [2]int{c, r}:
-					default: // one pending size is enough: the next read takes the newest
-					}
-				}
-			}
+	defer ttyshell.WatchSize(int(out.Fd()), func(c, r int) {
+		select {
+		case resize <- [2]int{c, r}:
+		default: // one pending size is enough: the next read takes the newest
 		}
-	}()
+	})()
 	screen := &attachedOut{w: out}
 	err = sockapi.NewClient(sock).Attach(ctx, req, in, screen, resize)
 	// The daemon's program restores the terminal as it ends; a session cut short (the daemon

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,14 +23,15 @@ import (
 )
 
 // startServe runs `rangekeeper serve` on statePath (one admin in its operators file) until the
-// test ends, and waits for its socket.
-func startServe(t *testing.T, statePath string) {
+// test ends, and waits for its socket; it returns what serve writes to stderr.
+func startServe(t *testing.T, statePath string) (stderr *syncBuffer) {
 	t.Helper()
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	k, _ := gossh.NewPublicKey(pub)
 	ops := filepath.Join(t.TempDir(), "operators.yaml")
 	os.WriteFile(ops, []byte("operators:\n  - name: alice\n    role: admin\n    keys: [\""+strings.TrimSpace(string(gossh.MarshalAuthorizedKey(k)))+"\"]\n"), 0o600)
-	f := newFactory(strings.NewReader(""), &bytes.Buffer{}, &syncBuffer{b: &bytes.Buffer{}})
+	stderr = &syncBuffer{b: &bytes.Buffer{}}
+	f := newFactory(strings.NewReader(""), &bytes.Buffer{}, stderr)
 	f.StatePath = statePath
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -51,6 +51,7 @@ func startServe(t *testing.T, statePath string) {
 			t.Fatalf("the daemon never opened %s", sock)
 		}
 	}
+	return stderr
 }
 
 // TestWorkbenchAttachesToTheDaemon opens the workbench (`rangekeeper`, in a terminal) while
@@ -83,9 +84,7 @@ func TestWorkbenchAttachesToTheDaemon(t *testing.T) {
 	workbench := make(chan error, 1)
 	go func() { workbench <- root.ExecuteContext(context.Background()) }()
 
-	u, _ := user.Current()
-	host, _ := os.Hostname()
-	me := u.Username + "@" + host
+	me := sockapi.LocalOperator(os.Getuid())
 	waitText(t, &scr, "team: "+me, 20*time.Second)
 	present := false
 	sockapi.NewClient(socketPath(statePath)).Events(context.Background(), func(ev sockapi.Event) bool {

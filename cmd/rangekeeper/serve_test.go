@@ -2,21 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
-	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
@@ -56,32 +49,8 @@ func TestCommandsGoThroughTheDaemonSocket(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	t.Setenv("RANGEKEEPER_LOCK_DIR", filepath.Join(dir, "locks"))
 	statePath := filepath.Join(dir, "state", "state.db")
-	pub, _, _ := ed25519.GenerateKey(rand.Reader)
-	k, _ := gossh.NewPublicKey(pub)
-	ops := filepath.Join(dir, "operators.yaml")
-	os.WriteFile(ops, []byte("operators:\n  - name: alice\n    role: admin\n    keys: [\""+strings.TrimSpace(string(gossh.MarshalAuthorizedKey(k)))+"\"]\n"), 0o600)
-
-	errOut := &syncBuffer{b: &bytes.Buffer{}}
-	f := newFactory(strings.NewReader(""), &bytes.Buffer{}, errOut)
-	f.StatePath = statePath
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- runServe(ctx, f, &serveOptions{Listen: "127.0.0.1:0", Operators: ops, MaxSessions: 4, Idle: time.Minute, Rate: 10, Grace: time.Minute})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		f.closeAll()
-	}()
+	errOut := startServe(t, statePath)
 	sock := socketPath(statePath)
-	for start := time.Now(); !sockapi.Available(sock); time.Sleep(50 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the daemon never opened %s", sock)
-		}
-	}
 	if st, err := os.Stat(sock); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("socket mode = %v, %v; want 0600", st.Mode().Perm(), err)
 	}

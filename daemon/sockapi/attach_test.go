@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,26 +20,18 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/daemon"
+	"github.com/rangekeeper/rangekeeper/daemon/daemontest"
 	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
 	"github.com/rangekeeper/rangekeeper/demos/simfleet"
-	"github.com/rangekeeper/rangekeeper/state"
 )
 
 // newDaemon serves a daemon over a simulated fleet of 20 Kubernetes sandboxes on a socket.
 func newDaemon(t *testing.T) (*daemon.Daemon, string) {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := state.Open(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	sup := supervisor.New([]backends.Backend{simfleet.New("sim", backends.KindKubernetes, 20, time.Hour)}, supervisor.DefaultBackoff)
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := sup.Start(ctx)
-	t.Cleanup(func() { cancel(); wait() })
+	db := daemontest.State(t, dir)
+	sup := daemontest.Supervisor(t, 0, simfleet.New("sim", backends.KindKubernetes, 20, time.Hour))
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	k, _ := gossh.NewPublicKey(pub)
 	ops := filepath.Join(dir, "operators.yaml")
@@ -111,22 +102,13 @@ func attached(t *testing.T, sock string) (keys *io.PipeWriter, scr *screen, ende
 	return keys, scr, res
 }
 
-func localOperator(t *testing.T) string {
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, _ := os.Hostname()
-	return u.Username + "@" + host
-}
-
 // TestLocalWorkbenchIsADaemonSession: the local workbench attached through the socket is one of
 // the daemon's sessions — the daemon's fleet on screen, the local user in the team line and in
 // the hub as transport "socket" — and it ends when the operator quits.
 func TestLocalWorkbenchIsADaemonSession(t *testing.T) {
 	d, sock := newDaemon(t)
 	keys, scr, ended := attached(t, sock)
-	me := localOperator(t)
+	me := sockapi.LocalOperator(os.Getuid())
 	scr.waitFor(t, "team: "+me, 10*time.Second)
 	scr.waitFor(t, "20 sandboxes", 10*time.Second)
 	ids := d.Hub().Identities()

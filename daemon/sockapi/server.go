@@ -133,12 +133,18 @@ func connIdentity(ctx context.Context, c net.Conn) context.Context {
 	if cred == nil || int(cred.Uid) != os.Getuid() {
 		return ctx
 	}
-	name := fmt.Sprint(cred.Uid)
+	return context.WithValue(ctx, whoKey{}, action.Identity{Operator: LocalOperator(int(cred.Uid)), Transport: action.TransportSocket, Source: fmt.Sprintf("pid %d", cred.Pid)})
+}
+
+// LocalOperator is how the daemon names a local user of its socket: "name@host" (the uid when
+// the user has no name).
+func LocalOperator(uid int) string {
+	name := fmt.Sprint(uid)
 	if u, err := user.LookupId(name); err == nil {
 		name = u.Username
 	}
 	host, _ := os.Hostname()
-	return context.WithValue(ctx, whoKey{}, action.Identity{Operator: name + "@" + host, Transport: action.TransportSocket, Source: fmt.Sprintf("pid %d", cred.Pid)})
+	return name + "@" + host
 }
 
 func identity(r *http.Request) (action.Identity, bool) {

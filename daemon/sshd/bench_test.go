@@ -20,11 +20,10 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/daemon"
+	"github.com/rangekeeper/rangekeeper/daemon/daemontest"
 	"github.com/rangekeeper/rangekeeper/daemon/sshd"
 	"github.com/rangekeeper/rangekeeper/demos/simfleet"
-	"github.com/rangekeeper/rangekeeper/state"
 )
 
 // benchRig is a daemon over a simulated 1,000-sandbox fleet (one change every 2 s, as the demo
@@ -46,17 +45,8 @@ func newBenchRig(b testing.TB, n int) *benchRig {
 func newSimRig(b testing.TB, n, size int, churn time.Duration, o sshd.Options, setup func(*sshd.Server)) *benchRig {
 	b.Helper()
 	dir := b.TempDir()
-	db, err := state.Open(filepath.Join(dir, "state.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	sup := supervisor.New([]backends.Backend{simfleet.New("sim", backends.KindKubernetes, size, churn)}, supervisor.DefaultBackoff)
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := sup.Start(ctx)
-	b.Cleanup(func() { cancel(); wait() })
-	wctx, wc := context.WithTimeout(ctx, 10*time.Second)
-	sup.WaitReady(wctx)
-	wc()
+	db := daemontest.State(b, dir)
+	sup := daemontest.Supervisor(b, 10*time.Second, simfleet.New("sim", backends.KindKubernetes, size, churn))
 	r := &benchRig{opsPath: filepath.Join(dir, "operators.yaml")}
 	var ops strings.Builder
 	ops.WriteString("operators:\n")
@@ -66,6 +56,7 @@ func newSimRig(b testing.TB, n, size int, churn time.Duration, o sshd.Options, s
 		ops.WriteString("  - name: op" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + "\n    role: operator\n    keys: [\"" + authorized(s) + "\"]\n")
 	}
 	os.WriteFile(r.opsPath, []byte(ops.String()), 0o600)
+	var err error
 	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: r.opsPath, ActionRate: 1, ActionBurst: 2, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
 	if err != nil {
 		b.Fatal(err)

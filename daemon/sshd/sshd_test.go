@@ -17,8 +17,8 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker"
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
-	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/daemon"
+	"github.com/rangekeeper/rangekeeper/daemon/daemontest"
 	"github.com/rangekeeper/rangekeeper/daemon/sshd"
 	"github.com/rangekeeper/rangekeeper/operators"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -46,21 +46,12 @@ func newRig(t *testing.T, name string) *rig {
 	dockertest.Project(t, project, dockertest.Service{Name: "default",
 		Cmd: []string{"sh", "-c", "dd if=/dev/urandom of=/bulk bs=1M count=64 2>/dev/null; sleep 3600"}})
 	dir := t.TempDir()
-	db, err := state.Open(filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := daemontest.State(t, dir)
 	b, err := docker.New(docker.Endpoint{}, docker.Options{Snapshots: db})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sup := supervisor.New([]backends.Backend{b}, supervisor.DefaultBackoff)
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := sup.Start(ctx)
-	t.Cleanup(func() { cancel(); wait() })
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	sup.WaitReady(wctx)
-	wcancel()
+	sup := daemontest.Supervisor(t, 30*time.Second, b)
 	r := &rig{db: db, project: project, id: b.SandboxID(project), keys: map[string]gossh.Signer{}}
 	var ops strings.Builder
 	ops.WriteString("operators:\n")

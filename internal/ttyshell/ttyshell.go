@@ -84,26 +84,12 @@ func (c *Command) run() (backends.ShellResult, error) {
 			req.Size = backends.TermSize{Width: uint(w), Height: uint(h)}
 		}
 		resize := make(chan backends.TermSize, 1)
-		winch := make(chan os.Signal, 1)
-		signal.Notify(winch, syscall.SIGWINCH)
-		defer signal.Stop(winch)
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			for {
-				select {
-				case <-done:
-					return
-				case <-winch:
-					if w, h, err := term.GetSize(sizeFd); err == nil {
-						select {
-						case resize <- backends.TermSize{Width: uint(w), Height: uint(h)}:
-						default: // one pending size is enough; the newest wins next time
-						}
-					}
-				}
+		defer WatchSize(sizeFd, func(w, h int) {
+			select {
+			case resize <- backends.TermSize{Width: uint(w), Height: uint(h)}:
+			default: // one pending size is enough; the newest wins next time
 			}
-		}()
+		})()
 		req.Resize = resize
 	}
 	// The reader must stop when the shell ends, or it would keep the next key from whoever
@@ -155,4 +141,28 @@ func (r *stdinReader) stop() {
 		r.closed = true
 		_ = r.cr.Close()
 	}()
+}
+
+// WatchSize calls changed with the terminal's new size (of fd) at each window change (SIGWINCH),
+// until the returned stop is called. changed runs on the watcher's goroutine: it must not block.
+func WatchSize(fd int, changed func(w, h int)) (stop func()) {
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-winch:
+				if w, h, err := term.GetSize(fd); err == nil {
+					changed(w, h)
+				}
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(winch)
+		close(done)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -20,18 +19,9 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
+	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
 	"github.com/rangekeeper/rangekeeper/state"
 )
-
-// localOperator is how the daemon names the local user on its socket.
-func localOperator(t *testing.T) string {
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, _ := os.Hostname()
-	return u.Username + "@" + host
-}
 
 // needSSH skips without the OpenSSH client, except in CI where it must be installed.
 func needSSH(t *testing.T) string {
@@ -127,7 +117,7 @@ func TestServeOverSystemSSH(t *testing.T) {
 
 	// The local workbench, opened beside it, attaches to the daemon through its socket: one team,
 	// the local user in both sessions' team line.
-	me := localOperator(t)
+	me := sockapi.LocalOperator(os.Getuid())
 	local := startPane(t, tmux, "rk-e2elocal-"+dockertest.RunID, 160, 40, "rangekeeper", bin+" --state "+statePath, extraEnv...)
 	local.wait("team: alice "+me, 30*time.Second)
 	p.wait("team: alice "+me, 10*time.Second)
