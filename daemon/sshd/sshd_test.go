@@ -138,6 +138,16 @@ func TestTwoOperatorsShareLocksRolesAndJournal(t *testing.T) {
 	b.wait(mb, "by alice", 5*time.Second)
 	// A finishes; B's team line clears.
 	a.waitScreen("snapshot "+r.project+" done", 180*time.Second)
+	// Now B snapshots too: the journal then holds both operators' actions.
+	mb = b.mark()
+	b.key("s")
+	b.wait(mb, "name (optional", 5*time.Second)
+	b.key("\r")
+	for start := time.Now(); !journaled(t, r.db, r.id, "bob", "snapshot"); time.Sleep(200 * time.Millisecond) {
+		if time.Since(start) > 180*time.Second {
+			t.Fatal("bob's snapshot has no ok outcome in the journal after 180 s")
+		}
+	}
 
 	// The viewer has no teardown key, and the layer refuses it to vic whatever the client.
 	v := r.session(t, "vic")
@@ -154,7 +164,7 @@ func TestTwoOperatorsShareLocksRolesAndJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sawA, sawVic bool
+	var sawA, sawB, sawVic bool
 	for _, e := range es {
 		if e.Transport != "ssh" || !strings.HasPrefix(e.Source, "127.0.0.1:") {
 			t.Errorf("entry %d lacks the SSH identity: %+v", e.Seq, e)
@@ -168,11 +178,27 @@ func TestTwoOperatorsShareLocksRolesAndJournal(t *testing.T) {
 			if e.Fingerprint != fpB {
 				t.Errorf("bob's entry has fingerprint %q, want %q", e.Fingerprint, fpB)
 			}
+			sawB = sawB || e.Action == "snapshot" && e.Phase == state.PhaseOutcome && e.Outcome == state.OutcomeOK
 		}
 	}
-	if !sawA || !sawVic {
-		t.Errorf("journal lacks alice's snapshot (%v) or vic's refused teardown (%v) with fingerprints: %+v", sawA, sawVic, es)
+	if !sawA || !sawB || !sawVic {
+		t.Errorf("journal lacks alice's snapshot (%v), bob's (%v) or vic's refused teardown (%v) with fingerprints: %+v", sawA, sawB, sawVic, es)
 	}
+}
+
+// journaled reports whether the journal holds an ok outcome of who's action on target.
+func journaled(t *testing.T, db *state.DB, target, who, act string) bool {
+	t.Helper()
+	es, err := db.Journal(state.JournalQuery{Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Operator == who && e.Action == act && e.Phase == state.PhaseOutcome && e.Outcome == state.OutcomeOK {
+			return true
+		}
+	}
+	return false
 }
 
 func TestUnknownKeyIsRefusedBeforeASession(t *testing.T) {
@@ -229,12 +255,7 @@ func TestDroppedSessionsActionCompletesAndOthersSeeIt(t *testing.T) {
 	a.client.Close() // A's connection is cut mid-action
 	b.key("t")
 	b.waitScreen("snapshot ok", 180*time.Second)
-	es, _ := r.db.Journal(state.JournalQuery{Target: r.id})
-	ok := false
-	for _, e := range es {
-		ok = ok || e.Operator == "alice" && e.Phase == state.PhaseOutcome && e.Outcome == state.OutcomeOK
-	}
-	if !ok {
-		t.Errorf("journal has no ok outcome of alice's snapshot after her session dropped: %+v", es)
+	if !journaled(t, r.db, r.id, "alice", "snapshot") {
+		t.Error("journal has no ok outcome of alice's snapshot after her session dropped")
 	}
 }
