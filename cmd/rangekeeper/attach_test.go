@@ -138,3 +138,30 @@ func waitText(t *testing.T, scr *syncBuffer, want string, within time.Duration) 
 		}
 	}
 }
+
+// TestAttachedOutMapsNewlinesAndTracksTheAlternateScreen: the daemon's bare newlines reach the
+// raw terminal as CR LF, and whether its output left the alternate screen on is known even when
+// the sequence is split across two writes.
+func TestAttachedOutMapsNewlinesAndTracksTheAlternateScreen(t *testing.T) {
+	var term bytes.Buffer
+	out := &attachedOut{w: &term}
+	steps := []struct {
+		write, wantTerm string
+		on              bool
+	}{
+		{"a\nb", "a\r\nb", false},
+		{"\x1b[?10", "\x1b[?10", false},
+		{"49hrow\n", "49hrow\r\n", true},
+		{"\x1b[?1049l", "\x1b[?1049l", false},
+		{"\x1b[?1049h\x1b[?1049l\x1b[?1049h", "\x1b[?1049h\x1b[?1049l\x1b[?1049h", true},
+	}
+	for _, s := range steps {
+		term.Reset()
+		if n, err := out.Write([]byte(s.write)); err != nil || n != len(s.write) {
+			t.Fatalf("Write(%q) = %d, %v", s.write, n, err)
+		}
+		if term.String() != s.wantTerm || out.on != s.on {
+			t.Errorf("after %q: terminal got %q (want %q), alternate screen %v (want %v)", s.write, term.String(), s.wantTerm, out.on, s.on)
+		}
+	}
+}
