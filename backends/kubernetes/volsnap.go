@@ -218,6 +218,13 @@ func (b *Backend) discardSnapshot(ns string, names []string) error {
 	return errors.Join(errs...)
 }
 
+// throttledPastDeadline reports whether err is client-go's rate limiter refusing a request
+// whose wait would end after the context's deadline (golang.org/x/time/rate says so at once,
+// before the deadline): for a poll bounded by that deadline, the deadline is reached.
+func throttledPastDeadline(err error) bool {
+	return strings.Contains(err.Error(), "would exceed context deadline")
+}
+
 // waitSnapshotsReady polls until every named VolumeSnapshot is readyToUse, one reports an
 // error, ctx ends, or SnapshotTimeout passes (when ctx has no deadline of its own).
 func (b *Backend) waitSnapshotsReady(ctx context.Context, ns string, names []string) error {
@@ -231,14 +238,18 @@ func (b *Backend) waitSnapshotsReady(ctx context.Context, ns string, names []str
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	timedOut := func() error {
-		return fmt.Errorf("%s: waiting for VolumeSnapshots %s in %s to become readyToUse: %w", b.Name(), strings.Join(pending, ", "), ns, ctx.Err())
+		cause := ctx.Err()
+		if cause == nil { // the client's rate limiter would not wait past the deadline
+			cause = context.DeadlineExceeded
+		}
+		return fmt.Errorf("%s: waiting for VolumeSnapshots %s in %s to become readyToUse: %w", b.Name(), strings.Join(pending, ", "), ns, cause)
 	}
 	for {
 		var still []string
 		for _, n := range pending {
 			o, err := vs.Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || throttledPastDeadline(err) {
 					return timedOut()
 				}
 				return b.explainAPIError("get", "volumesnapshots", ns, err)
