@@ -143,6 +143,15 @@ func (l *Layer) who(req Request) Identity {
 	return req.Identity
 }
 
+// whoIn is who acts for req run with ctx: the request's identity, else the one WithIdentity
+// put in ctx (a daemon running a client's command line), else the layer's own.
+func (l *Layer) whoIn(ctx context.Context, req Request) Identity {
+	if req.Identity == (Identity{}) {
+		req.Identity, _ = IdentityFrom(ctx)
+	}
+	return l.who(req)
+}
+
 // Check tells, without side effects, whether req would be refused and why. The TUI uses it for
 // the disabled reasons of its bindings; Run applies the same checks authoritatively.
 func (l *Layer) Check(req Request) error {
@@ -187,10 +196,7 @@ func (l *Layer) Check(req Request) error {
 // Run executes req with fn, which receives the resolved backend and sandbox. It journals the
 // intent first; refusals are journaled too, so an audit shows what was attempted.
 func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error) error {
-	if req.Identity == (Identity{}) {
-		req.Identity, _ = IdentityFrom(ctx)
-	}
-	who := l.who(req)
+	who := l.whoIn(ctx, req)
 	req.Identity = who
 	intent, err := l.journal.Append(who.Stamp(state.Entry{Action: string(req.Action), Target: req.SandboxID, Params: req.Params, Phase: state.PhaseIntent}))
 	if err != nil {
@@ -350,6 +356,11 @@ func (l *Layer) notify() {
 	if l.opts.Notify != nil {
 		l.opts.Notify()
 	}
+}
+
+// LocalIdentity is the user running this process, acting directly (standalone).
+func LocalIdentity() Identity {
+	return Identity{Operator: state.Operator(), Transport: TransportStandalone}
 }
 
 type identityKey struct{}

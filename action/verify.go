@@ -50,10 +50,7 @@ func (l *Layer) stagedLookup(id string) (backends.Backend, backends.Sandbox, boo
 // outcome (the measured profile, the exit status) and an error when the run could not verify.
 func (l *Layer) Verify(ctx context.Context, req Request, fn func(ctx context.Context) (map[string]string, error)) error {
 	req.Action = backends.ActionVerify
-	if req.Identity == (Identity{}) {
-		req.Identity, _ = IdentityFrom(ctx)
-	}
-	req.Identity = l.who(req)
+	req.Identity = l.whoIn(ctx, req)
 	intent, err := l.journal.Append(req.Identity.Stamp(state.Entry{Action: string(req.Action), Target: req.SandboxID,
 		Params: req.Params, Phase: state.PhaseIntent}))
 	if err != nil {

@@ -30,11 +30,20 @@ func (r Roster) RoleOf(who action.Identity) (Role, bool) {
 	return e.Role, true
 }
 
-// Authorize is an action.Options.Authorize: it refuses what the identity's role does not allow.
-func (r Roster) Authorize(who action.Identity, a backends.Action) error {
+// known is the identity's role, or an error naming an identity nobody declared.
+func (r Roster) known(who action.Identity) (Role, error) {
 	role, ok := r.RoleOf(who)
 	if !ok {
-		return fmt.Errorf("%s (%s): %w", who.Operator, who.Fingerprint, ErrUnknown)
+		return "", fmt.Errorf("%s (%s): %w", who.Operator, who.Fingerprint, ErrUnknown)
+	}
+	return role, nil
+}
+
+// Authorize is an action.Options.Authorize: it refuses what the identity's role does not allow.
+func (r Roster) Authorize(who action.Identity, a backends.Action) error {
+	role, err := r.known(who)
+	if err != nil {
+		return err
 	}
 	if !role.Allows(a) {
 		return fmt.Errorf("%s is %s, %s needs %s: %w", who.Operator, role, a, least(a), ErrRole)
@@ -44,9 +53,9 @@ func (r Roster) Authorize(who action.Identity, a backends.Action) error {
 
 // AuthorizeBulk is an action.Options.AuthorizeBulk: only admins act on many sandboxes at once.
 func (r Roster) AuthorizeBulk(who action.Identity, a backends.Action) error {
-	role, ok := r.RoleOf(who)
-	if !ok {
-		return fmt.Errorf("%s (%s): %w", who.Operator, who.Fingerprint, ErrUnknown)
+	role, err := r.known(who)
+	if err != nil {
+		return err
 	}
 	if !role.Bulk() {
 		return fmt.Errorf("%s is %s, %s on many sandboxes at once needs %s: %w", who.Operator, role, a, Admin, ErrRole)
@@ -57,9 +66,9 @@ func (r Roster) AuthorizeBulk(who action.Identity, a backends.Action) error {
 // AuthorizeAck refuses an alert acknowledgement (watch.Ack) to an identity whose role takes no
 // action at all (a viewer).
 func (r Roster) AuthorizeAck(who action.Identity) error {
-	role, ok := r.RoleOf(who)
-	if !ok {
-		return fmt.Errorf("%s (%s): %w", who.Operator, who.Fingerprint, ErrUnknown)
+	role, err := r.known(who)
+	if err != nil {
+		return err
 	}
 	if !role.MayAct() {
 		return fmt.Errorf("%s is %s, acknowledging an alert needs %s: %w", who.Operator, role, Operator, ErrRole)

@@ -251,7 +251,7 @@ func (m *Model) identity() action.Identity {
 			return who
 		}
 	}
-	return action.Identity{Operator: state.Operator(), Transport: action.TransportStandalone}
+	return action.LocalIdentity()
 }
 
 func (m *Model) quarantineFlow(c *screen.Context, ids []string) tea.Cmd {

@@ -60,7 +60,7 @@ func (s *StateRecorder) Record(_ context.Context, r Result) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.Who.Operator == "" {
-		s.Who = action.Identity{Operator: state.Operator(), Transport: action.TransportStandalone}
+		s.Who = action.LocalIdentity()
 	}
 	if r.Finished.IsZero() {
 		e, err := s.DB.Append(s.Who.Stamp(state.Entry{Action: ActionVerify, Target: HistoryKey(r.Spec), Params: startParams(r), Phase: state.PhaseIntent}))

@@ -84,7 +84,7 @@ func TestWorkbenchAttachesToTheDaemon(t *testing.T) {
 	workbench := make(chan error, 1)
 	go func() { workbench <- root.ExecuteContext(context.Background()) }()
 
-	me := sockapi.LocalOperator(os.Getuid())
+	me := state.Operator()
 	waitText(t, &scr, "team: "+me, 20*time.Second)
 	present := false
 	sockapi.NewClient(socketPath(statePath)).Events(context.Background(), func(ev sockapi.Event) bool {

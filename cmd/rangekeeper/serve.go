@@ -159,14 +159,13 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 	}
 }
 
-// stopServe stops accepting first (the SSH listener closes; the daemon refuses new sessions and
-// actions), lets running actions finish within grace while the open sessions still show them
-// (the rest are interrupted and journaled so), then ends the sessions and saves the inventory
-// cache. The socket stays open until then: a command sent meanwhile is told the daemon is
+// stopServe stops accepting first (the SSH listener closes; the daemon's Shutdown begins by
+// refusing new sessions and actions), lets running actions finish within grace while the open
+// sessions still show them (the rest are interrupted and journaled so), then ends the sessions
+// and saves the inventory cache. The socket stays open until then: a command sent meanwhile is told the daemon is
 // stopping (ls and journal still answer) rather than finding no daemon and acting standalone.
 func stopServe(f *factory, d *daemon.Daemon, ssh *sshd.Server, api *sockapi.Server, sshListener net.Listener, sup *supervisor.Supervisor, db *state.DB, grace time.Duration) error {
 	fmt.Fprintf(f.ErrOut, "rangekeeper serve: stopping; %d action(s) running\n", d.Running())
-	d.StopAccepting()
 	sshListener.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()

@@ -203,7 +203,7 @@ func (f *factory) Identity() action.Identity {
 	if f.served != nil {
 		return f.served.who
 	}
-	return action.Identity{Operator: state.Operator(), Transport: action.TransportStandalone}
+	return action.LocalIdentity()
 }
 
 // snapshotStore hands backends the state file as their snapshot store, opened only when a

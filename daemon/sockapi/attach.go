@@ -130,12 +130,10 @@ func (c *Client) Attach(ctx context.Context, req AttachRequest, in io.Reader, ou
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	body, _ := json.Marshal(req)
-	hr, _ := http.NewRequest(http.MethodPost, "http://rangekeeper/v1/attach", nil)
+	hr, _ := http.NewRequest(http.MethodPost, "http://rangekeeper/v1/attach", bytes.NewReader(body))
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Connection", "Upgrade")
 	hr.Header.Set("Upgrade", attachUpgrade)
-	hr.ContentLength = int64(len(body))
-	hr.Body = io.NopCloser(bytes.NewReader(body))
 	if err := hr.Write(conn); err != nil {
 		return fmt.Errorf("daemon socket %s: %w", c.path, err)
 	}

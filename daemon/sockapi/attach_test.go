@@ -24,6 +24,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/daemon/daemontest"
 	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
 	"github.com/rangekeeper/rangekeeper/demos/simfleet"
+	"github.com/rangekeeper/rangekeeper/state"
 )
 
 // newDaemon serves a daemon over a simulated fleet of 20 Kubernetes sandboxes on a socket.
@@ -108,7 +109,7 @@ func attached(t *testing.T, sock string) (keys *io.PipeWriter, scr *screen, ende
 func TestLocalWorkbenchIsADaemonSession(t *testing.T) {
 	d, sock := newDaemon(t)
 	keys, scr, ended := attached(t, sock)
-	me := sockapi.LocalOperator(os.Getuid())
+	me := state.Operator()
 	scr.waitFor(t, "team: "+me, 10*time.Second)
 	scr.waitFor(t, "20 sandboxes", 10*time.Second)
 	ids := d.Hub().Identities()

@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/user"
 	"sync"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/daemon"
+	"github.com/rangekeeper/rangekeeper/state"
 )
 
 // Runner runs one CLI command line for who inside the daemon (its layer, its state file),
@@ -116,9 +116,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// connIdentity reads the peer's uid from the socket and names it: the local user, transport
-// socket. A peer that is not this process's user is marked refused (the socket's mode makes
-// that unreachable, but the check does not rely on it).
+// connIdentity reads the peer's uid from the socket and, when it is this process's user, names
+// it as the journal names the local user (state.Operator), transport socket. A peer that is
+// not this process's user is marked refused (the socket's mode makes that unreachable, but the
+// check does not rely on it).
 func connIdentity(ctx context.Context, c net.Conn) context.Context {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
@@ -133,18 +134,7 @@ func connIdentity(ctx context.Context, c net.Conn) context.Context {
 	if cred == nil || int(cred.Uid) != os.Getuid() {
 		return ctx
 	}
-	return context.WithValue(ctx, whoKey{}, action.Identity{Operator: LocalOperator(int(cred.Uid)), Transport: action.TransportSocket, Source: fmt.Sprintf("pid %d", cred.Pid)})
-}
-
-// LocalOperator is how the daemon names a local user of its socket: "name@host" (the uid when
-// the user has no name).
-func LocalOperator(uid int) string {
-	name := fmt.Sprint(uid)
-	if u, err := user.LookupId(name); err == nil {
-		name = u.Username
-	}
-	host, _ := os.Hostname()
-	return name + "@" + host
+	return context.WithValue(ctx, whoKey{}, action.Identity{Operator: state.Operator(), Transport: action.TransportSocket, Source: fmt.Sprintf("pid %d", cred.Pid)})
 }
 
 func identity(r *http.Request) (action.Identity, bool) {

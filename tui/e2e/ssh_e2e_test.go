@@ -19,7 +19,6 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
-	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
@@ -117,7 +116,7 @@ func TestServeOverSystemSSH(t *testing.T) {
 
 	// The local workbench, opened beside it, attaches to the daemon through its socket: one team,
 	// the local user in both sessions' team line.
-	me := sockapi.LocalOperator(os.Getuid())
+	me := state.Operator()
 	local := startPane(t, tmux, "rk-e2elocal-"+dockertest.RunID, 160, 40, "rangekeeper", bin+" --state "+statePath, extraEnv...)
 	local.wait("team: alice "+me, 30*time.Second)
 	p.wait("team: alice "+me, 10*time.Second)
