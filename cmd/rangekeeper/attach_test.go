@@ -54,19 +54,26 @@ func startServe(t *testing.T, statePath string) (stderr *syncBuffer) {
 	return stderr
 }
 
+// serveBesideASandbox makes a real Docker sandbox (project inspect-cli_<name>-i…) and runs
+// `rangekeeper serve` on a fresh state file and config beside it.
+func serveBesideASandbox(t *testing.T, name string) (project, statePath string, stderr *syncBuffer) {
+	t.Helper()
+	dockertest.Engine(t)
+	project = "inspect-cli_" + name + "-i" + dockertest.RunID
+	dockertest.Project(t, project, dockertest.Service{Name: "default"})
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("RANGEKEEPER_LOCK_DIR", filepath.Join(dir, "locks"))
+	statePath = filepath.Join(dir, "state", "state.db")
+	return project, statePath, startServe(t, statePath)
+}
+
 // TestWorkbenchAttachesToTheDaemon opens the workbench (`rangekeeper`, in a terminal) while
 // `rangekeeper serve` runs: it becomes one of the daemon's sessions (the local user is in the
 // team), and snapshot and journal in a second terminal go through the socket beside it, under
 // the daemon's locks and journal. q ends the session; --standalone would run it here.
 func TestWorkbenchAttachesToTheDaemon(t *testing.T) {
-	dockertest.Engine(t)
-	project := "inspect-cli_attach-i" + dockertest.RunID
-	dockertest.Project(t, project, dockertest.Service{Name: "default"})
-	dir := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	t.Setenv("RANGEKEEPER_LOCK_DIR", filepath.Join(dir, "locks"))
-	statePath := filepath.Join(dir, "state", "state.db")
-	startServe(t, statePath)
+	project, statePath, _ := serveBesideASandbox(t, "attach")
 
 	ptmx, tty, err := pty.Open()
 	if err != nil {

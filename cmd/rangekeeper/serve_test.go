@@ -42,14 +42,7 @@ func TestCommandsBesideAnOpenWorkbench(t *testing.T) {
 // as a second process would: through the socket, journaled as the local user over "socket";
 // --standalone still acts directly.
 func TestCommandsGoThroughTheDaemonSocket(t *testing.T) {
-	dockertest.Engine(t)
-	project := "inspect-cli_sock-i" + dockertest.RunID
-	dockertest.Project(t, project, dockertest.Service{Name: "default"})
-	dir := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	t.Setenv("RANGEKEEPER_LOCK_DIR", filepath.Join(dir, "locks"))
-	statePath := filepath.Join(dir, "state", "state.db")
-	errOut := startServe(t, statePath)
+	project, statePath, errOut := serveBesideASandbox(t, "sock")
 	sock := socketPath(statePath)
 	if st, err := os.Stat(sock); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("socket mode = %v, %v; want 0600", st.Mode().Perm(), err)
