@@ -60,3 +60,49 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 		t.Fatalf("limit %d MB with 64 MB live, want about 128", got>>20)
 	}
 }
+
+func TestRelaxNestsAndRestoresThePace(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(512 << 20))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	pct := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+
+	load := Relax(LoadPercent)
+	if got := pct(); got != LoadPercent {
+		t.Fatalf("pace %d while loading, want %d", got, LoadPercent)
+	}
+	pause := Relax(-1) // the cache's decode within the load
+	if got := pct(); got != -1 {
+		t.Fatalf("pace %d with a pause held, want off", got)
+	}
+	load() // the load ends first: the pause still holds
+	if got := pct(); got != -1 {
+		t.Fatalf("pace %d after the load ended inside a pause, want off", got)
+	}
+	load() // twice: no effect
+	pause()
+	if got := pct(); got != 100 {
+		t.Fatalf("pace %d after every hold ended, want the 100 it was", got)
+	}
+}
+
+func TestRelaxLeavesTheOperatorsPaceAndAnUnboundedHeap(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	pct := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+
+	t.Setenv("GOGC", "150")
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(512 << 20))
+	end := Relax(LoadPercent)
+	if got := pct(); got != 100 {
+		t.Errorf("pace %d with GOGC set, want it left at 100", got)
+	}
+	end()
+
+	t.Setenv("GOGC", "")
+	debug.SetMemoryLimit(math.MaxInt64) // nothing would bound the relaxed heap
+	end = Relax(LoadPercent)
+	if got := pct(); got != 100 {
+		t.Errorf("pace %d with no memory limit, want it left at 100", got)
+	}
+	end()
+}
