@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 )
@@ -108,9 +108,8 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	var synced, policiesSynced []cache.DoneChecker
 	var startPolicies []func()
 	for _, ns := range b.listNamespaces() {
-		pf := informers.NewSharedInformerFactoryWithOptions(b.cs, 0, informers.WithNamespace(ns),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelService }))
-		pi := pf.Core().V1().Pods().Informer()
+		pi := cache.NewSharedIndexInformer(podListWatch(b.cs.CoreV1().RESTClient(), ns, LabelService), &corev1.Pod{}, 0,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		ok, err := w.prepare(pi, w.specs.transform, releaseKeyOfPod)
 		if err != nil {
 			return err
@@ -120,7 +119,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		if err := w.watchPodActivity(pi); err != nil { // issue 19: phase changes, restarts as Activity
 			return err
 		}
-		pf.Start(ctx.Done())
+		go pi.RunWithContext(ctx)
 
 		if helmRecords {
 			mf := metadatainformer.NewFilteredSharedInformerFactory(b.md, 0, ns,

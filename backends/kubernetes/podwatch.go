@@ -1,0 +1,198 @@
+package kubernetes
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	watchapi "k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// podListWatch lists and watches the sandbox pods of ns ("" for all). The watch (and with it the
+// streamed initial list) decodes each pod from its protobuf wire form with the fields the pod
+// cache never reads left out: managedFields, env, probes, commands, conditions, IPs. At 50,000
+// pods decoding whole pods was a third of the workbench's CPU while the table loaded, and most
+// of the garbage the collector then marked (issue 18). The list (used only when the server
+// cannot stream) decodes whole pods; the transform makes both the same cachedPod.
+func podListWatch(rc rest.Interface, ns, selector string) *cache.ListWatch {
+	req := func(opts *metav1.ListOptions) *rest.Request {
+		opts.LabelSelector = selector
+		return rc.Get().Namespace(ns).Resource("pods").VersionedParams(opts, scheme.ParameterCodec)
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			list := &corev1.PodList{}
+			return list, req(&opts).Do(ctx).Into(list)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watchapi.Interface, error) {
+			opts.Watch = true
+			body, err := req(&opts).SetHeader("Accept", protobufWatch).Stream(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return watchapi.NewStreamWatcher(&podEvents{body: body},
+				apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
+		},
+	}
+}
+
+// protobufWatch asks for the protobuf watch stream: length-prefixed frames, each a WatchEvent
+// whose object is in the API machinery's envelope. Every API server serves core types so.
+const protobufWatch = "application/vnd.kubernetes.protobuf;stream=watch"
+
+// maxFrame bounds one watch frame: an object is at most ~1.5 MB in etcd; a corrupt length must
+// not become an allocation of gigabytes.
+const maxFrame = 16 << 20
+
+// podEvents decodes a protobuf watch stream of pods (a watch.Decoder).
+type podEvents struct {
+	body  io.ReadCloser
+	frame []byte // the current frame (reused)
+	slim  []byte // the current pod with the unread fields left out (reused)
+}
+
+func (d *podEvents) Decode() (watchapi.EventType, runtime.Object, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(d.body, size[:]); err != nil {
+		return "", nil, err // io.EOF: the stream ended
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if n > maxFrame {
+		return "", nil, fmt.Errorf("pod watch: a frame of %d bytes", n)
+	}
+	if cap(d.frame) < int(n) {
+		d.frame = make([]byte, n)
+	}
+	d.frame = d.frame[:n]
+	if _, err := io.ReadFull(d.body, d.frame); err != nil {
+		return "", nil, fmt.Errorf("pod watch: %w", noEOF(err))
+	}
+	typ, obj, err := d.decodeEvent(d.frame)
+	if err != nil {
+		return "", nil, fmt.Errorf("pod watch: %w", err)
+	}
+	return typ, obj, nil
+}
+
+func (d *podEvents) Close() { d.body.Close() }
+
+// noEOF: a stream that ends inside a frame is cut, not finished.
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// decodeEvent decodes one frame: a WatchEvent (type = 1, object = 2), its object in the
+// envelope. A pod is decoded slim; anything else (a Status with an ERROR event) by the client's
+// scheme.
+func (d *podEvents) decodeEvent(ev []byte) (watchapi.EventType, runtime.Object, error) {
+	var typ string
+	var object []byte
+	err := eachField(ev, func(num protowire.Number, v []byte) {
+		switch num {
+		case 1:
+			typ = string(v)
+		case 2: // RawExtension{raw = 1}
+			_ = eachField(v, func(num protowire.Number, raw []byte) {
+				if num == 1 {
+					object = raw
+				}
+			})
+		}
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("watch event: %w", err)
+	}
+	kind, raw, err := unwrapEnvelope(object)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s event: %w", typ, err)
+	}
+	if kind != "Pod" {
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(object, nil, nil)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s event: %w", typ, err)
+		}
+		return watchapi.EventType(typ), obj, nil
+	}
+	d.slim, err = podFields.appendKept(d.slim[:0], raw)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s event: pod: %w", typ, err)
+	}
+	pod := &corev1.Pod{}
+	if err := pod.Unmarshal(d.slim); err != nil {
+		return "", nil, fmt.Errorf("%s event: pod: %w", typ, err)
+	}
+	pod.Kind, pod.APIVersion = "", "" // as the typed client decodes it
+	return watchapi.EventType(typ), pod, nil
+}
+
+// envelopeMagic starts every protobuf-encoded object of the API machinery; a runtime.Unknown
+// (typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2, contentEncoding = 3) follows.
+var envelopeMagic = []byte{'k', '8', 's', 0}
+
+// unwrapEnvelope returns the kind and the raw message of an enveloped object.
+func unwrapEnvelope(b []byte) (kind string, raw []byte, err error) {
+	if !bytes.HasPrefix(b, envelopeMagic) {
+		return "", nil, errors.New("not a protobuf-encoded object")
+	}
+	var encoding string
+	err = eachField(b[len(envelopeMagic):], func(num protowire.Number, v []byte) {
+		switch num {
+		case 1:
+			_ = eachField(v, func(num protowire.Number, s []byte) {
+				if num == 2 {
+					kind = string(s)
+				}
+			})
+		case 2:
+			raw = v
+		case 3:
+			encoding = string(v)
+		}
+	})
+	if err == nil && encoding != "" {
+		err = fmt.Errorf("content encoding %q", encoding)
+	}
+	return kind, raw, err
+}
+
+// eachField calls f with each length-delimited field of the message b (other wire types are
+// skipped: the envelope and the event hold none that matter).
+func eachField(b []byte, f func(num protowire.Number, v []byte)) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		if typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return protowire.ParseError(m)
+			}
+			f(num, v)
+			b = b[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return protowire.ParseError(m)
+		}
+		b = b[m:]
+	}
+	return nil
+}
