@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/internal/heapcap"
 )
 
 // Settling: a fleet that has not changed for loadQuiet after every backend answered has loaded;
@@ -25,13 +24,10 @@ const (
 )
 
 // releaseLoadMemory runs releaseAfterLoad, then releaseAfterBursts, for the command's
-// supervisor, in the background. Until every backend has answered, the collector runs at the
-// load's pace (heapcap.LoadPercent): what the first lists decode is mostly garbage, and marking
-// a live heap that only grows, 40 times over, took a core from the load and the UI.
+// supervisor, in the background.
 func releaseLoadMemory(ctx context.Context, s loadWatcher) {
-	loaded := heapcap.Relax(heapcap.LoadPercent)
 	go func() {
-		releaseAfterLoad(ctx, s, loadQuiet, loadAtMost, loaded, debug.FreeOSMemory)
+		releaseAfterLoad(ctx, s, loadQuiet, loadAtMost, debug.FreeOSMemory)
 		tick := time.NewTicker(burstCheck)
 		defer tick.Stop()
 		releaseAfterBursts(ctx, s, tick.C, burstFree, heapFree, debug.FreeOSMemory)
@@ -51,12 +47,10 @@ type loadWatcher interface {
 // itself, the runtime hands that peak back to the system slowly, page runs at a time over
 // minutes, and keeps some of it. Released at once, it costs one collection: at 5,000 pods the
 // workbench holds 132 MB one and two minutes after start instead of 160 MB (issue 18: the RSS
-// stays flat after the table is full). loaded is called once every backend answered (or at
-// atMost, or when ctx ends).
-func releaseAfterLoad(ctx context.Context, s loadWatcher, quiet, atMost time.Duration, loaded, release func()) {
+// stays flat after the table is full).
+func releaseAfterLoad(ctx context.Context, s loadWatcher, quiet, atMost time.Duration, release func()) {
 	deadline := time.NewTimer(atMost)
 	defer deadline.Stop()
-	defer loaded()
 	for _, b := range s.Backends() {
 		select {
 		case <-ctx.Done():
@@ -67,7 +61,6 @@ func releaseAfterLoad(ctx context.Context, s loadWatcher, quiet, atMost time.Dur
 		case <-s.Ready(b.Name()):
 		}
 	}
-	loaded()
 	for {
 		changed := s.FleetNotify()
 		settled := time.NewTimer(quiet)

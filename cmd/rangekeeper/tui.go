@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/rangekeeper/rangekeeper/internal/heapcap"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/tui"
 )
@@ -90,7 +90,7 @@ func readInventory(db *state.DB) (recs *[]state.InventoryRecord, done <-chan str
 		// Everything the decode allocates stays live (it is the cache), so a collection during it
 		// is pure cost; in a just-started process, whose heap goal starts at 4 MB, the decode of
 		// 10,000 cached sandboxes ran under several.
-		defer heapcap.Relax(-1)()
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		if got, err := db.InventoryOutlines(); err == nil {
 			*recs = got
 		}
