@@ -136,7 +136,6 @@ func (d *podEvents) decodeEvent(ev []byte) (watchapi.EventType, runtime.Object, 
 	if err := pod.Unmarshal(d.slim); err != nil {
 		return "", nil, fmt.Errorf("%s event: pod: %w", typ, err)
 	}
-	pod.Kind, pod.APIVersion = "", "" // as the typed client decodes it
 	return watchapi.EventType(typ), pod, nil
 }
 

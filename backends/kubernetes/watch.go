@@ -108,8 +108,9 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	var synced, policiesSynced []cache.DoneChecker
 	var startPolicies []func()
 	for _, ns := range b.listNamespaces() {
-		pi := cache.NewSharedIndexInformer(podListWatch(b.cs.CoreV1().RESTClient(), ns, LabelService), &corev1.Pod{}, 0,
-			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		// No namespace index (the informer factory's default): nothing looks pods up by
+		// namespace, and each of 50,000 pods would be indexed twice. prepare adds byRelease.
+		pi := cache.NewSharedIndexInformer(podListWatch(b.cs.CoreV1().RESTClient(), ns, LabelService), &corev1.Pod{}, 0, cache.Indexers{})
 		ok, err := w.prepare(pi, w.specs.transform, releaseKeyOfPod)
 		if err != nil {
 			return err
@@ -134,8 +135,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			mf.Start(ctx.Done())
 		}
 		if w.cilium {
-			ci := cache.NewSharedIndexInformer(policyListWatch(b.cs.CoreV1().RESTClient(), ns), &cachedPolicy{}, 0,
-				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			ci := cache.NewSharedIndexInformer(policyListWatch(b.cs.CoreV1().RESTClient(), ns), &cachedPolicy{}, 0, cache.Indexers{})
 			ok, err := w.prepare(ci, w.specs.cachePolicy, releaseKeyOfPolicy)
 			if err != nil {
 				return err
