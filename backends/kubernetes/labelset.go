@@ -57,13 +57,18 @@ func (t *specTable) keySet(keys []string) []string {
 	if shared, ok := t.keySets[string(id)]; ok {
 		return shared
 	}
-	if len(t.keySets) >= maxSpecs {
-		clear(t.keySets)
-	}
 	shared := make([]string, len(keys))
 	for i, k := range keys {
 		shared[i] = t.str(k)
 	}
-	t.keySets[string(id)] = shared
+	t.addKeySet(id, shared)
 	return shared
+}
+
+// addKeySet keeps the key set shared under its id (t.mu held).
+func (t *specTable) addKeySet(id []byte, shared []string) {
+	if len(t.keySets) >= maxSpecs {
+		clear(t.keySets)
+	}
+	t.keySets[string(id)] = shared
 }

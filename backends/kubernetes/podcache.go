@@ -63,6 +63,12 @@ type specTable struct {
 	keyID      []byte
 	// egress: network policies' egress rules, each distinct set kept once (policycache.go)
 	egress map[string][]egressRule
+	// wire: specs by the bytes specFields keeps of their wire form (poddecode.go); wireKey,
+	// wireSpec and wireLabels: the scratch of the pod being decoded (mu)
+	wire       map[string]*podSpec
+	wireKey    []byte
+	wireSpec   []byte
+	wireLabels []wireLabel
 }
 
 // maxSpecs bounds the table: past it, it starts over (pods already cached keep their spec; only
@@ -74,7 +80,7 @@ const maxStrings = 8192
 
 func newSpecTable(o PostureOptions) *specTable {
 	return &specTable{opts: o, m: map[string]*podSpec{}, strs: map[string]string{}, keySets: map[string][]string{},
-		egress: map[string][]egressRule{}}
+		egress: map[string][]egressRule{}, wire: map[string]*podSpec{}}
 }
 
 // labels returns in with its keys and values interned: decoded, every pod carries its own copy
@@ -107,6 +113,11 @@ func (t *specTable) str(s string) string {
 func (t *specTable) intern(full *corev1.PodSpec) *podSpec {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.internLocked(full)
+}
+
+// internLocked is intern with t.mu held.
+func (t *specTable) internLocked(full *corev1.PodSpec) *podSpec {
 	slimSpecInto(&t.scratch, full)
 	size := t.scratch.Size()
 	if cap(t.key) < size {

@@ -12,18 +12,20 @@ type fieldSet struct {
 	allBut map[protowire.Number]bool
 }
 
-// podFields is what the pod cache reads of a corev1.Pod (field numbers of k8s.io/api/core/v1's
-// generated.proto): podcache.go's cache and slim.go's slimSpecInto. A field either reads that
-// is not kept here decodes as empty; TestSlimPodDecodeCachesTheSamePod checks them against each
-// other on pods with every field set.
-var podFields = func() *fieldSet {
+// specFields is what the pod cache reads of a corev1.PodSpec (field numbers of k8s.io/api/core/v1's
+// generated.proto): slim.go's slimSpecInto and so the posture. The bytes it keeps of a spec are
+// the key its shared podSpec is found by (poddecode.go), so nothing a pod's name or node puts in
+// its spec (hostname, nodeName, env, probes, commands) keeps equal specs apart. A field
+// slimSpecInto reads that is not kept here decodes as empty; TestDirectPodDecodeCachesTheSamePod
+// checks them against each other on pods with every field set.
+var specFields = func() *fieldSet {
 	whole := (*fieldSet)(nil)
 	container := &fieldSet{only: map[protowire.Number]*fieldSet{
 		1: whole, 2: whole, // name, image
 		6: whole, 9: whole, 15: whole, // ports, volumeMounts, securityContext
 		8: {only: map[protowire.Number]*fieldSet{1: whole}}, // resources: limits
 	}}
-	spec := &fieldSet{only: map[protowire.Number]*fieldSet{
+	return &fieldSet{only: map[protowire.Number]*fieldSet{
 		1:  {only: map[protowire.Number]*fieldSet{1: whole, 2: {only: map[protowire.Number]*fieldSet{1: whole}}}}, // volumes: name, hostPath
 		2:  container,                                                                                             // containers
 		20: container,                                                                                             // initContainers
@@ -31,12 +33,6 @@ var podFields = func() *fieldSet {
 		6:  whole, 11: whole, 12: whole, 13: whole, 14: whole, 21: whole,                                          // dnsPolicy, host{Network,PID,IPC}, securityContext, automountServiceAccountToken
 		27: whole, 29: whole, 30: whole, 37: whole, // shareProcessNamespace, runtimeClassName, enableServiceLinks, hostUsers
 	}}
-	status := &fieldSet{only: map[protowire.Number]*fieldSet{
-		1: whole,                                                                          // phase
-		8: {only: map[protowire.Number]*fieldSet{1: whole, 2: whole, 3: whole, 5: whole}}, // containerStatuses: name, state, lastState, restartCount
-	}}
-	meta := &fieldSet{allBut: map[protowire.Number]bool{13: true, 14: true, 17: true}} // ownerReferences, finalizers, managedFields
-	return &fieldSet{only: map[protowire.Number]*fieldSet{1: meta, 2: spec, 3: status}}
 }()
 
 // appendKept appends to out the fields of msg that s keeps, in their order, and returns it.

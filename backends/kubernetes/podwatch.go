@@ -21,12 +21,13 @@ import (
 )
 
 // podListWatch lists and watches the sandbox pods of ns ("" for all). The watch (and with it the
-// streamed initial list) decodes each pod from its protobuf wire form with the fields the pod
-// cache never reads left out: managedFields, env, probes, commands, conditions, IPs. At 50,000
-// pods decoding whole pods was a third of the workbench's CPU while the table loaded, and most
-// of the garbage the collector then marked (issue 18). The list (used only when the server
-// cannot stream) decodes whole pods; the transform makes both the same cachedPod.
-func podListWatch(rc rest.Interface, ns, selector string) *cache.ListWatch {
+// streamed initial list) makes each pod's cachedPod straight from its protobuf wire form
+// (specs.decodePod): managedFields, env, probes, commands, conditions and IPs are never decoded,
+// nor a spec already known. At 50,000 pods decoding whole pods was a third of the workbench's
+// CPU while the table loaded, and most of the garbage the collector then marked (issue 18). The
+// list (used only when the server cannot stream) decodes whole pods; the informer's transform
+// makes them the same cachedPods.
+func podListWatch(rc rest.Interface, ns, selector string, specs *specTable) *cache.ListWatch {
 	req := func(opts *metav1.ListOptions) *rest.Request {
 		opts.LabelSelector = selector
 		return rc.Get().Namespace(ns).Resource("pods").VersionedParams(opts, scheme.ParameterCodec)
@@ -42,7 +43,7 @@ func podListWatch(rc rest.Interface, ns, selector string) *cache.ListWatch {
 			if err != nil {
 				return nil, err
 			}
-			return watchapi.NewStreamWatcher(&podEvents{body: body},
+			return watchapi.NewStreamWatcher(&podEvents{body: body, specs: specs},
 				apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 		},
 	}
@@ -56,11 +57,11 @@ const protobufWatch = "application/vnd.kubernetes.protobuf;stream=watch"
 // not become an allocation of gigabytes.
 const maxFrame = 16 << 20
 
-// podEvents decodes a protobuf watch stream of pods (a watch.Decoder).
+// podEvents decodes a protobuf watch stream of pods into cachedPods (a watch.Decoder).
 type podEvents struct {
 	body  io.ReadCloser
+	specs *specTable
 	frame []byte // the current frame (reused)
-	slim  []byte // the current pod with the unread fields left out (reused)
 }
 
 func (d *podEvents) Decode() (watchapi.EventType, runtime.Object, error) {
@@ -97,8 +98,8 @@ func noEOF(err error) error {
 }
 
 // decodeEvent decodes one frame: a WatchEvent (type = 1, object = 2), its object in the
-// envelope. A pod is decoded slim; anything else (a Status with an ERROR event) by the client's
-// scheme.
+// envelope. A pod becomes a cachedPod; anything else (a Status with an ERROR event) is decoded
+// by the client's scheme.
 func (d *podEvents) decodeEvent(ev []byte) (watchapi.EventType, runtime.Object, error) {
 	var typ string
 	var object []byte
@@ -128,12 +129,8 @@ func (d *podEvents) decodeEvent(ev []byte) (watchapi.EventType, runtime.Object, 
 		}
 		return watchapi.EventType(typ), obj, nil
 	}
-	d.slim, err = podFields.appendKept(d.slim[:0], raw)
+	pod, err := d.specs.decodePod(raw, typ == string(watchapi.Bookmark))
 	if err != nil {
-		return "", nil, fmt.Errorf("%s event: pod: %w", typ, err)
-	}
-	pod := &corev1.Pod{}
-	if err := pod.Unmarshal(d.slim); err != nil {
 		return "", nil, fmt.Errorf("%s event: pod: %w", typ, err)
 	}
 	return watchapi.EventType(typ), pod, nil

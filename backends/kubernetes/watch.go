@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,7 +109,8 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	for _, ns := range b.listNamespaces() {
 		// No namespace index (the informer factory's default): nothing looks pods up by
 		// namespace, and each of 50,000 pods would be indexed twice. prepare adds byRelease.
-		pi := cache.NewSharedIndexInformer(podListWatch(b.cs.CoreV1().RESTClient(), ns, LabelService), &corev1.Pod{}, 0, cache.Indexers{})
+		// The watch's objects are cachedPods (podListWatch); the reflector drops any of another type.
+		pi := cache.NewSharedIndexInformer(podListWatch(b.cs.CoreV1().RESTClient(), ns, LabelService, w.specs), &cachedPod{}, 0, cache.Indexers{})
 		ok, err := w.prepare(pi, w.specs.transform, releaseKeyOfPod)
 		if err != nil {
 			return err
