@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +16,14 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
 )
 
-func TestMain(m *testing.M) { dockertest.Main(m) }
+// TestMain removes the binaries the crash and hang-up tests built (built once, shared).
+func TestMain(m *testing.M) {
+	dockertest.Main(m, func() {
+		if crashDir != "" {
+			os.RemoveAll(crashDir)
+		}
+	})
+}
 
 // run executes the CLI in-process with its own factory and returns stdout, stderr and the error.
 func run(t *testing.T, stdin string, args ...string) (string, string, error) {
