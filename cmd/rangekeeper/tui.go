@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -22,7 +23,16 @@ func runTUI(ctx context.Context, f *factory) error {
 	if sup, err := f.Supervisor(); err == nil {
 		releaseLoadMemory(ctx, sup)
 	}
-	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tui.FPS)).Run()
+	ctx, hangUp := context.WithCancelCause(ctx)
+	defer hangUp(nil)
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(tui.FPS)}
+	if in, ok := f.In.(*os.File); ok && f.stdinTTY {
+		opts = append(opts, tea.WithInput(terminalInput{File: in, gone: func() { hangUp(errTerminalGone) }}))
+	}
+	_, err = tea.NewProgram(m, opts...).Run()
+	if errors.Is(context.Cause(ctx), errTerminalGone) {
+		err = nil // nobody is left to tell; the cache is saved below as on q
+	}
 	stopRecording()
 	if serr := save(); serr != nil && err == nil {
 		err = serr

@@ -19,6 +19,9 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 )
 
+// fileDescriptor is what the terminal's files are read by for raw mode and sizes.
+type fileDescriptor interface{ Fd() uintptr }
+
 // Open runs a shell (the action layer's Shell, bound to a sandbox and a request).
 type Open func(ctx context.Context, sr backends.ShellRequest) (backends.ShellResult, error)
 
@@ -62,8 +65,8 @@ func (c *Command) run() (backends.ShellResult, error) {
 	}
 	req := c.Request
 	req.Stdout = out
-	inFile, _ := in.(*os.File)
-	outFile, _ := out.(*os.File)
+	inFile, _ := in.(fileDescriptor) // an *os.File, or one wrapped (the workbench's input)
+	outFile, _ := out.(fileDescriptor)
 	if inFile != nil && term.IsTerminal(int(inFile.Fd())) {
 		old, err := term.MakeRaw(int(inFile.Fd()))
 		if err != nil {
@@ -95,7 +98,7 @@ func (c *Command) run() (backends.ShellResult, error) {
 	// The reader must stop when the shell ends, or it would keep the next key from whoever
 	// reads the terminal after us (the workbench).
 	if inFile != nil {
-		if cr, err := cancelreader.NewReader(inFile); err == nil {
+		if cr, err := cancelreader.NewReader(in); err == nil {
 			r := &stdinReader{cr: cr}
 			req.Stdin = r
 			defer r.stop()
