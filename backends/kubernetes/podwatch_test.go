@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	watchapi "k8s.io/apimachinery/pkg/watch"
-	"google.golang.org/protobuf/encoding/protowire"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/randfill"
 )
