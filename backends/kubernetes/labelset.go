@@ -54,21 +54,22 @@ func (t *specTable) keySet(keys []string) []string {
 		id = append(append(id, k...), 0)
 	}
 	t.keyID = id
+	return t.sharedKeys(id, len(keys), func(i int) string { return t.str(keys[i]) })
+}
+
+// sharedKeys returns the shared key set whose id is the keys joined, each ended by a 0; when it
+// is new, it is made of the n keys key(i) gives (t.mu held).
+func (t *specTable) sharedKeys(id []byte, n int, key func(i int) string) []string {
 	if shared, ok := t.keySets[string(id)]; ok {
 		return shared
 	}
-	shared := make([]string, len(keys))
-	for i, k := range keys {
-		shared[i] = t.str(k)
+	shared := make([]string, n)
+	for i := range shared {
+		shared[i] = key(i)
 	}
-	t.addKeySet(id, shared)
-	return shared
-}
-
-// addKeySet keeps the key set shared under its id (t.mu held).
-func (t *specTable) addKeySet(id []byte, shared []string) {
 	if len(t.keySets) >= maxSpecs {
 		clear(t.keySets)
 	}
 	t.keySets[string(id)] = shared
+	return shared
 }

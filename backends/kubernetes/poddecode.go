@@ -123,39 +123,47 @@ func (t *specTable) decodeContainerStatus(c *cachedPod, b []byte) error {
 		case num == 5 && typ == protowire.VarintType:
 			c.restarts += int(int32(x))
 		case num == 2 && typ == protowire.BytesType && c.waiting == "":
-			// ContainerState: waiting = 1 {reason = 1}
-			return eachField(v, func(num protowire.Number, w []byte) {
-				if num == 1 {
-					_ = eachField(w, func(num protowire.Number, reason []byte) {
-						if num == 1 && len(reason) > 0 {
-							c.waiting = t.strOf(reason)
-						}
-					})
-				}
-			})
+			return t.decodeWaiting(c, v)
 		case num == 3 && typ == protowire.BytesType && c.lastExit == "":
-			// ContainerState: terminated = 3 {exitCode = 1, reason = 3}
-			return walkFields(v, func(num protowire.Number, typ protowire.Type, term []byte, _ uint64) error {
-				if num != 3 || typ != protowire.BytesType {
-					return nil
-				}
-				var code int32
-				var reason []byte
-				err := walkFields(term, func(num protowire.Number, typ protowire.Type, s []byte, x uint64) error {
-					switch {
-					case num == 1 && typ == protowire.VarintType:
-						code = int32(x)
-					case num == 3 && typ == protowire.BytesType:
-						reason = s
-					}
-					return nil
-				})
-				c.lastExit = fmt.Sprintf("%s %d", reason, code)
-				return err
-			})
+			return decodeLastExit(c, v)
 		}
 		return nil
 	})
+}
+
+// decodeWaiting reads a ContainerState's waiting reason (waiting = 1 {reason = 1}), if any.
+func (t *specTable) decodeWaiting(c *cachedPod, state []byte) error {
+	waiting, ok, err := lastBytes(state, 1)
+	if !ok || err != nil {
+		return err
+	}
+	reason, _, err := lastBytes(waiting, 1)
+	if len(reason) > 0 {
+		c.waiting = t.strOf(reason)
+	}
+	return err
+}
+
+// decodeLastExit reads how a ContainerState ended (terminated = 3 {exitCode = 1, reason = 3}),
+// if it did.
+func decodeLastExit(c *cachedPod, state []byte) error {
+	term, ok, err := lastBytes(state, 3)
+	if !ok || err != nil {
+		return err
+	}
+	var code int32
+	var reason []byte
+	err = walkFields(term, func(num protowire.Number, typ protowire.Type, s []byte, x uint64) error {
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			code = int32(x)
+		case num == 3 && typ == protowire.BytesType:
+			reason = s
+		}
+		return nil
+	})
+	c.lastExit = fmt.Sprintf("%s %d", reason, code)
+	return err
 }
 
 // specOfWire is the shared podSpec of a spec in wire form: looked up by the bytes specFields
@@ -203,14 +211,7 @@ func (t *specTable) labelSetOfWire(labels []wireLabel) labelSet {
 		id = append(append(id, l.key...), 0)
 	}
 	t.keyID = id
-	keys, ok := t.keySets[string(id)]
-	if !ok {
-		keys = make([]string, len(labels))
-		for i, l := range labels {
-			keys[i] = t.strOf(l.key)
-		}
-		t.addKeySet(id, keys)
-	}
+	keys := t.sharedKeys(id, len(labels), func(i int) string { return t.strOf(labels[i].key) })
 	vals := make([]string, len(labels))
 	for i, l := range labels {
 		vals[i] = t.strOf(l.val)
@@ -224,6 +225,17 @@ func (t *specTable) strOf(b []byte) string {
 		return s
 	}
 	return t.str(string(b))
+}
+
+// lastBytes is the value of msg's length-delimited field num (its last occurrence, which a
+// decode keeps) and whether msg has it.
+func lastBytes(msg []byte, num protowire.Number) (v []byte, ok bool, err error) {
+	err = eachField(msg, func(n protowire.Number, b []byte) {
+		if n == num {
+			v, ok = b, true
+		}
+	})
+	return v, ok, err
 }
 
 // mapEntry reads a protobuf map entry (key = 1, value = 2).

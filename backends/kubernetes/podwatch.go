@@ -169,26 +169,10 @@ func unwrapEnvelope(b []byte) (kind string, raw []byte, err error) {
 // eachField calls f with each length-delimited field of the message b (other wire types are
 // skipped: the envelope and the event hold none that matter).
 func eachField(b []byte, f func(num protowire.Number, v []byte)) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
+	return walkFields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return protowire.ParseError(m)
-			}
 			f(num, v)
-			b = b[m:]
-			continue
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b)
-		if m < 0 {
-			return protowire.ParseError(m)
-		}
-		b = b[m:]
-	}
-	return nil
+		return nil
+	})
 }
