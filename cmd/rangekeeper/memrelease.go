@@ -27,7 +27,7 @@ const (
 // supervisor, in the background.
 func releaseLoadMemory(ctx context.Context, s loadWatcher) {
 	go func() {
-		releaseAfterLoad(ctx, s, loadQuiet, loadAtMost, debug.FreeOSMemory)
+		releaseAfterLoad(ctx, s, time.After, loadQuiet, loadAtMost, debug.FreeOSMemory)
 		tick := time.NewTicker(burstCheck)
 		defer tick.Stop()
 		releaseAfterBursts(ctx, s, tick.C, burstFree, heapFree, debug.FreeOSMemory)
@@ -47,15 +47,14 @@ type loadWatcher interface {
 // itself, the runtime hands that peak back to the system slowly, page runs at a time over
 // minutes, and keeps some of it. Released at once, it costs one collection: at 5,000 pods the
 // workbench holds 132 MB one and two minutes after start instead of 160 MB (issue 18: the RSS
-// stays flat after the table is full).
-func releaseAfterLoad(ctx context.Context, s loadWatcher, quiet, atMost time.Duration, release func()) {
-	deadline := time.NewTimer(atMost)
-	defer deadline.Stop()
+// stays flat after the table is full). after is time.After outside tests.
+func releaseAfterLoad(ctx context.Context, s loadWatcher, after func(time.Duration) <-chan time.Time, quiet, atMost time.Duration, release func()) {
+	deadline := after(atMost)
 	for _, b := range s.Backends() {
 		select {
 		case <-ctx.Done():
 			return
-		case <-deadline.C:
+		case <-deadline:
 			release()
 			return
 		case <-s.Ready(b.Name()):
@@ -63,18 +62,14 @@ func releaseAfterLoad(ctx context.Context, s loadWatcher, quiet, atMost time.Dur
 	}
 	for {
 		changed := s.FleetNotify()
-		settled := time.NewTimer(quiet)
 		select {
 		case <-ctx.Done():
-			settled.Stop()
 			return
 		case <-changed:
-			settled.Stop()
 			continue
-		case <-deadline.C:
-		case <-settled.C:
+		case <-deadline:
+		case <-after(quiet):
 		}
-		settled.Stop()
 		release()
 		return
 	}

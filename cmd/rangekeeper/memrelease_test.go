@@ -45,53 +45,103 @@ func (n namedBackend) Watch(ctx context.Context, _ func(backends.Event)) error {
 	return nil
 }
 
+// fakeTimers stands in for time.After: each call is announced on asked with its duration and
+// its channel, which the test fires when it chooses, so no test outcome depends on the scheduler.
+type fakeTimers struct{ asked chan fakeTimer }
+
+type fakeTimer struct {
+	d    time.Duration
+	fire chan time.Time
+}
+
+func newFakeTimers() *fakeTimers { return &fakeTimers{asked: make(chan fakeTimer, 16)} }
+
+func (f *fakeTimers) after(d time.Duration) <-chan time.Time {
+	t := fakeTimer{d, make(chan time.Time, 1)}
+	f.asked <- t
+	return t.fire
+}
+
+// next returns the next timer asked for, failing the test if it is not for d.
+func (f *fakeTimers) next(t *testing.T, d time.Duration) fakeTimer {
+	t.Helper()
+	select {
+	case got := <-f.asked:
+		if got.d != d {
+			t.Fatalf("timer for %s, want %s", got.d, d)
+		}
+		return got
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no timer for %s was asked for", d)
+	}
+	return fakeTimer{}
+}
+
 // The memory of the load is released once, after every backend answered and the fleet stayed
 // still for the quiet period: not while a backend is still listing, not while changes keep
 // arriving (the policies completing the posture), and at the latest after atMost.
 func TestReleaseAfterLoadWaitsForASettledFleet(t *testing.T) {
-	const quiet = 150 * time.Millisecond
-	f := newFakeLoad()
-	var released atomic.Int32
-	var at atomic.Int64
+	const quiet, atMost = time.Second, time.Hour
+	f, clock := newFakeLoad(), newFakeTimers()
+	released := make(chan struct{}, 2)
 	done := make(chan struct{})
 	go func() {
-		releaseAfterLoad(context.Background(), f, quiet, time.Hour, func() { released.Add(1); at.Store(time.Now().UnixNano()) })
+		releaseAfterLoad(context.Background(), f, clock.after, quiet, atMost, func() { released <- struct{}{} })
 		close(done)
 	}()
-	time.Sleep(3 * quiet)
-	if released.Load() != 0 {
-		t.Fatal("released before the backend answered")
+	clock.next(t, atMost)
+	notReleased := func(when string) {
+		t.Helper()
+		select {
+		case <-released:
+			t.Fatal("released " + when)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
+	notReleased("before the backend answered")
 	close(f.ready)
-	for range 5 { // changes closer together than quiet hold the release back
-		time.Sleep(quiet / 3)
+	waiting := clock.next(t, quiet)
+	for range 3 { // a change within the quiet period starts it again…
 		f.change()
+		stale := waiting
+		waiting = clock.next(t, quiet)
+		stale.fire <- time.Now() // …and the period it cut short no longer counts
+		notReleased("at the end of a quiet period a change had cut short")
 	}
-	last := time.Now()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("never released after the fleet settled")
-	}
-	if n := released.Load(); n != 1 {
-		t.Fatalf("released %d times, want once", n)
-	}
-	if gap := time.Unix(0, at.Load()).Sub(last); gap < quiet {
-		t.Errorf("released %s after the last change, before the quiet period (%s)", gap, quiet)
+	waiting.fire <- time.Now()
+	<-done
+	if n := len(released); n != 1 {
+		t.Fatalf("released %d times after the fleet settled, want once", n)
 	}
 }
 
 func TestReleaseAfterLoadGivesUpWaitingAtMost(t *testing.T) {
-	f := newFakeLoad() // never ready
 	var released atomic.Int32
-	releaseAfterLoad(context.Background(), f, time.Hour, 100*time.Millisecond, func() { released.Add(1) })
+	release := func() { released.Add(1) }
+	clock := newFakeTimers()
+	done := make(chan struct{})
+	go func() { // a backend that never answers
+		releaseAfterLoad(context.Background(), newFakeLoad(), clock.after, time.Second, time.Hour, release)
+		close(done)
+	}()
+	clock.next(t, time.Hour).fire <- time.Now()
+	<-done
 	if released.Load() != 1 {
 		t.Fatal("a backend that never answers held the release back past atMost")
 	}
+	f := newFakeLoad() // a fleet that never settles
+	f.setChanging(true)
+	close(f.ready)
+	deadline := make(chan time.Time, 1)
+	deadline <- time.Now()
+	releaseAfterLoad(context.Background(), f, func(time.Duration) <-chan time.Time { return deadline }, time.Second, time.Hour, release)
+	if released.Load() != 2 {
+		t.Fatal("a fleet that never settles held the release back past atMost")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	releaseAfterLoad(ctx, newFakeLoad(), time.Hour, time.Hour, func() { released.Add(1) })
-	if released.Load() != 1 {
+	releaseAfterLoad(ctx, newFakeLoad(), time.After, time.Hour, time.Hour, release)
+	if released.Load() != 2 {
 		t.Error("released after the command ended")
 	}
 }
