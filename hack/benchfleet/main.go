@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends/kubernetes/kubetest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // pprofEnv names the loopback address the profiling hook (package profhook) serves pprof on.
@@ -88,6 +89,7 @@ func run() error {
 	again := flag.Bool("again", false, "after the report, keep the cluster and measure every tool again at the largest size at each SIGUSR1 (rebuild a binary in between): one fill, several before/after rounds; interrupt to stop")
 	hold := flag.Bool("hold", false, "after filling to the largest size, print the kubeconfig and keep the cluster until interrupted, measuring nothing: for running a tool by hand (strace, perf)")
 	demo := flag.Bool("demo", false, "measure `rangekeeper demo --fleet N` instead (no control plane, no k9s): -pods gives the SIMULATED releases N (no restart: each demo start rebuilds its Docker range)")
+	compression := flag.Bool("compression", true, "let the API server gzip its responses (false writes disable-compression into the kubeconfig both tools read, as a user with a same-host cluster may)")
 	pprof := flag.Bool("pprof", false, "serve pprof from rangekeeper (loopback) and save heap and CPU profiles: for diagnosis, not for the figures")
 	flag.Parse()
 
@@ -160,6 +162,11 @@ func run() error {
 	}
 	defer c.Stop()
 	b.kubeconfig, b.context = c.Kubeconfig, "envtest"
+	if !*compression {
+		if b.kubeconfig, err = withoutCompression(c.Kubeconfig, b.work); err != nil {
+			return err
+		}
+	}
 	pop, err := newPopulator(c, "inspect-bench", b.spec, *records)
 	if err != nil {
 		return err
@@ -274,4 +281,19 @@ func loopbackAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// withoutCompression writes a copy of the kubeconfig at path into dir whose clusters set
+// disable-compression: the API server then streams its lists and watch-lists uncompressed, which
+// on one host spares both ends the gzip work and costs nothing.
+func withoutCompression(path, dir string) (string, error) {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cfg.Clusters {
+		c.DisableCompression = true
+	}
+	out := filepath.Join(dir, "kubeconfig-uncompressed")
+	return out, clientcmd.WriteToFile(*cfg, out)
 }
