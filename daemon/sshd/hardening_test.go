@@ -92,8 +92,11 @@ func TestIdleTimeoutCountsOnlyInput(t *testing.T) {
 						framesAt = out.n.Load()
 					}
 					if tc.input != nil {
-						tc.input(c, n)
+						// Taken before the send: the server cannot see the input earlier, so
+						// its idle clock starts no sooner (after the send, a loaded machine
+						// put the server's start before ours).
 						last = time.Now()
+						tc.input(c, n)
 					}
 				}
 			}
