@@ -16,7 +16,7 @@ RACE_GOFLAGS := GOFLAGS="-race $$GOFLAGS"
 # and appends to K8S_TEST_PREREQS / K8S_TEST_ENV).
 -include hack/*/*.mk
 
-.PHONY: all build test test-main test-k8s demo demo-down lint vet staticcheck bench fuzz clean ci-fresh ci-fresh-cold
+.PHONY: all build test test-main test-k8s demo demo-down lint vet staticcheck bench fuzz clean ci-fresh ci-fresh-cold ci-fresh-cold-ci
 
 all: build
 
@@ -83,6 +83,10 @@ ci-fresh:
 
 ci-fresh-cold:
 	hack/ci-fresh.sh --cold
+
+# As a CI runner that keeps the Kubernetes test binaries' cache but no Go caches.
+ci-fresh-cold-ci:
+	hack/ci-fresh.sh --cold-ci
 
 clean:
 	rm -rf $(BIN)

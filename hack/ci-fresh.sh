@@ -2,12 +2,22 @@
 # Rehearses a new user: clones the committed HEAD into an empty temporary directory outside the
 # working tree (nothing beside the clone) and runs .ci/run there, timing it.
 #   hack/ci-fresh.sh          warm: the machine's Go module and build caches
-#   hack/ci-fresh.sh --cold   cold: empty Go module and build caches of its own (as a new machine)
+#   hack/ci-fresh.sh --cold   cold: empty Go module and build caches of its own and no cached
+#                             Kubernetes test binaries (as a new machine)
+#   hack/ci-fresh.sh --cold-ci   as a CI runner: empty Go caches, but the Kubernetes test
+#                             binaries' cache (hack/testbin/build.sh) kept, as CI keeps it
 #   KEEP=1 hack/ci-fresh.sh   keep the temporary directory for inspection
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
-cold=0
-[ "${1:-}" = "--cold" ] && cold=1
+cold=0 mode=warm
+case "${1:-}" in
+--cold) cold=1 mode=cold ;;
+--cold-ci) cold=1 mode=cold-ci
+	# Resolved before the Go caches move: the machine's cache of test binaries.
+	export TESTBIN_CACHE=${TESTBIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rangekeeper/testbin} ;;
+"") ;;
+*) echo "usage: $0 [--cold|--cold-ci]" >&2; exit 2 ;;
+esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rangekeeper-ci-fresh.XXXXXX")
 cleanup() {
@@ -27,7 +37,7 @@ if [ -n "$(git -C "$root" status --porcelain)" ]; then
 fi
 if [ "$cold" = 1 ]; then
 	export GOCACHE="$tmp/cache/go-build" GOMODCACHE="$tmp/cache/mod" XDG_CACHE_HOME="$tmp/cache" # staticcheck's too
-	echo "ci-fresh: cold Go caches in $tmp/cache"
+	echo "ci-fresh: cold Go caches in $tmp/cache; Kubernetes test binaries' cache: ${TESTBIN_CACHE:-none (cold)}"
 fi
 # Busy CPU time of the whole machine (user+nice+system+irq+softirq, in clock ticks) shows how well
 # the run used the cores: a low share means the critical path waits, not computes.
@@ -55,6 +65,6 @@ trap - INT TERM
 secs=$(( $(date +%s) - start ))
 cpu=$(( ($(busy) - busy0) / $(getconf CLK_TCK) )) engine=$(( $(engine_cpu) - engine0 ))
 printf 'ci-fresh: %s run %s in %dm%02ds; %d CPU-seconds on %d cores (%d%% busy), %d of them in dockerd and containerd\n' \
-	"$([ $cold = 1 ] && echo cold || echo warm)" "$([ $status = 0 ] && echo passed || echo "FAILED (exit $status)")" \
+	"$mode" "$([ $status = 0 ] && echo passed || echo "FAILED (exit $status)")" \
 	$((secs / 60)) $((secs % 60)) "$cpu" "$(nproc)" $(( 100 * cpu / (secs * $(nproc) + 1) )) "$engine"
 exit $status
