@@ -1,7 +1,10 @@
 package timeline
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,12 +65,18 @@ func (s *session) stop(t *testing.T) {
 	s.db.Close()
 }
 
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+// waitUntil polls cond until it holds; on time-out it fails with what and, if given, explain's
+// account of what was seen instead.
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool, explain ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			seen := ""
+			for _, f := range explain {
+				seen += "\n" + f()
+			}
+			t.Fatalf("timed out waiting for %s%s", what, seen)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -94,10 +103,14 @@ func TestTimelineRecordsRealEventsAcrossRestart(t *testing.T) {
 		return false
 	})
 
-	// A member that eats memory until the kernel kills it (busybox sort buffers one endless
-	// line of /dev/zero), then is restarted by its policy and sleeps (its marker file stays).
+	// A member that eats memory until the kernel kills it, then is restarted by its policy and
+	// sleeps (its marker file stays). It allocates only once the test has seen it start: the
+	// engine's OOM watcher (containerd's shim) is registered just after the process starts, and an
+	// OOM kill before that is never reported (seen on a loaded machine: exit 137, no "oom").
+	// dd fills a 64 MiB buffer in one read, so the limit is hit at once.
 	dockertest.StartService(t, project, project+"_default", dockertest.Image(t), dockertest.Service{Name: "default",
-		Cmd: []string{"sh", "-c", "if [ -e /marker ]; then exec sleep 3600; fi; touch /marker; exec sort /dev/zero"},
+		Cmd: []string{"sh", "-c", "if [ -e /marker ]; then exec sleep 3600; fi; touch /marker; " +
+			"until [ -e /go ]; do sleep 0.1; done; exec dd if=/dev/zero of=/dev/null bs=64M count=1"},
 		HostConfig: &container.HostConfig{NetworkMode: container.NetworkMode(project + "_default"),
 			Resources:     container.Resources{Memory: 24 << 20, MemorySwap: 24 << 20},
 			RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyOnFailure, MaximumRetryCount: 2}}})
@@ -117,7 +130,30 @@ func TestTimelineRecordsRealEventsAcrossRestart(t *testing.T) {
 			return i == len(kinds)
 		}
 	}
-	waitUntil(t, 60*time.Second, "the member OOM-killed and started again", recorded("oom", "die", "start"))
+	// The engine reports the OOM kill and the exit on separate paths (the shim's OOM watcher and
+	// its reaper), so "oom" may come before or after "die"; both come before the restart.
+	oomRestart := func(then ...string) func() bool {
+		return func() bool { return recorded("oom")() && recorded(append([]string{"die", "start"}, then...)...)() }
+	}
+	recordedSoFar := func() string {
+		es, _ := s.db.Timeline(state.TimelineQuery{SandboxID: id})
+		engine := "?"
+		if c, err := cli.ContainerInspect(context.Background(), member, client.ContainerInspectOptions{}); err == nil {
+			st := c.Container.State
+			engine = fmt.Sprintf("%s, OOM-killed %v, exit code %d, restarts %d", st.Status, st.OOMKilled, st.ExitCode, c.Container.RestartCount)
+		}
+		return "the engine says the member is " + engine + "; recorded:\n" + story(es)
+	}
+	waitUntil(t, 20*time.Second, "the member started", recorded("start"), recordedSoFar)
+	var goFile bytes.Buffer // a tar archive of one empty file, /go
+	tw := tar.NewWriter(&goFile)
+	if err := tw.WriteHeader(&tar.Header{Name: "go", Mode: 0o644, Typeflag: tar.TypeReg}); err != nil || tw.Close() != nil {
+		t.Fatal("tar:", err)
+	}
+	if _, err := cli.CopyToContainer(context.Background(), member, client.CopyToContainerOptions{DestinationPath: "/", Content: &goFile}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 60*time.Second, "the member OOM-killed and started again", oomRestart(), recordedSoFar)
 	res, err := s.layer.Exec(context.Background(), action.Request{SandboxID: id}, backends.ExecRequest{Member: "default", Cmd: []string{"true"}, Timeout: 20 * time.Second})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("exec: %v %+v", err, res)
@@ -126,11 +162,14 @@ func TestTimelineRecordsRealEventsAcrossRestart(t *testing.T) {
 	if _, err := cli.NetworkCreate(context.Background(), extra, client.NetworkCreateOptions{Driver: "bridge", Labels: dockertest.Labels(nil)}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), extra, client.NetworkRemoveOptions{}) })
+	t.Cleanup(func() { // before the member's own clean-up: a network with a member attached stays
+		_, _ = cli.NetworkDisconnect(context.Background(), extra, client.NetworkDisconnectOptions{Container: member, Force: true})
+		_, _ = cli.NetworkRemove(context.Background(), extra, client.NetworkRemoveOptions{})
+	})
 	if _, err := cli.NetworkConnect(context.Background(), extra, client.NetworkConnectOptions{Container: member}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 20*time.Second, "the network connect recorded", recorded("oom", "die", "start", "exec", "network-connect"))
+	waitUntil(t, 20*time.Second, "the network connect recorded", oomRestart("exec", "network-connect"), recordedSoFar)
 	s.stop(t)
 
 	s = startSession(t, path)
@@ -140,12 +179,10 @@ func TestTimelineRecordsRealEventsAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The story, in order: OOM, death, restart, exec (journal intent, engine exec, journal
-	// outcome), network connect, the first session's stop and the second's start.
+	// The story, in order: death (the OOM kill beside it, either side), restart, exec (journal
+	// intent, engine exec, journal outcome), network connect, the first session's stop and the
+	// second's start.
 	steps := []func(state.TimelineEntry) bool{
-		func(e state.TimelineEntry) bool {
-			return e.Source == "backend" && e.Kind == "oom" && e.Member == member
-		},
 		func(e state.TimelineEntry) bool { return e.Kind == "die" && e.Member == member },
 		func(e state.TimelineEntry) bool { return e.Kind == "start" && e.Member == member },
 		func(e state.TimelineEntry) bool {
@@ -159,25 +196,35 @@ func TestTimelineRecordsRealEventsAcrossRestart(t *testing.T) {
 		func(e state.TimelineEntry) bool { return e.Source == "rangekeeper" && e.Kind == "gap" },
 		func(e state.TimelineEntry) bool { return e.Source == "rangekeeper" && e.Kind == "recording-start" },
 	}
-	var story []string
-	next := 0
+	next, ooms := 0, 0
 	var last time.Time
 	for _, e := range es {
-		story = append(story, e.Time.Format("15:04:05.000")+" "+e.Source+":"+e.Kind+" "+e.Member+" "+e.Detail)
 		if e.Time.Before(last) {
 			t.Errorf("timeline out of order at %+v", e)
 		}
 		last = e.Time
+		if e.Source == "backend" && e.Kind == "oom" && e.Member == member {
+			ooms++
+		}
 		if next < len(steps) && steps[next](e) {
 			next++
 		}
 	}
-	if next < len(steps) {
-		t.Fatalf("the timeline lacks step %d of the story in order:\n%s", next, strings.Join(story, "\n"))
+	if next < len(steps) || ooms == 0 {
+		t.Fatalf("the timeline lacks step %d of the story in order (or the OOM kill: %d):\n%s", next, ooms, story(es))
 	}
 	for _, e := range es {
 		if e.Kind == "die" && e.Member == member && e.Attrs["exit_code"] != "137" {
 			t.Errorf("OOM death without exit code 137: %+v", e)
 		}
 	}
+}
+
+// story is a timeline, one entry a line, for failure messages.
+func story(es []state.TimelineEntry) string {
+	lines := make([]string, 0, len(es))
+	for _, e := range es {
+		lines = append(lines, e.Time.Format("15:04:05.000")+" "+e.Source+":"+e.Kind+" "+e.Member+" "+e.Detail)
+	}
+	return strings.Join(lines, "\n")
 }
