@@ -27,7 +27,6 @@ type rule struct {
 	requires string
 	anchored *regexp.Regexp // jsonField rules: re, matching only at the start
 	needB    [][]byte       // need, as bytes
-	byFirst  [128][][]byte  // need, as bytes, by first byte
 	clean    *spanSet       // quoteFree rules: spans searched and found clean
 }
 
@@ -79,9 +78,12 @@ func Text(s string) string {
 // over such a record.
 func Bytes(b []byte) []byte {
 	lower := lowerASCII(b)
+	hot := make([][]int, len(rules))
+	findHot(lower, hot)
 	for i := range rules {
-		if nb := rules[i].replaceIn(b, lower); len(nb) != len(b) || len(b) > 0 && &nb[0] != &b[0] {
+		if nb := rules[i].replaceIn(b, lower, hot[i]); len(nb) != len(b) || len(b) > 0 && &nb[0] != &b[0] {
 			b, lower = nb, lowerASCII(nb)
+			findHot(lower, hot) // the later rules' positions moved
 		}
 	}
 	return b
