@@ -27,8 +27,12 @@ import (
 // pprofEnv names the loopback address the profiling hook (package profhook) serves pprof on.
 const pprofEnv = "RANGEKEEPER_PPROF"
 
-// traceEnv names the file the hook writes a start-up execution trace to (-trace).
-const traceEnv = "RANGEKEEPER_TRACE"
+// traceEnv names the file the hook writes a start-up execution trace to (-trace), and
+// traceForEnv how long that trace runs (-trace-for).
+const (
+	traceEnv    = "RANGEKEEPER_TRACE"
+	traceForEnv = "RANGEKEEPER_TRACE_FOR"
+)
 
 // bench is one harness invocation.
 type bench struct {
@@ -41,6 +45,7 @@ type bench struct {
 	loadProfile         time.Duration
 	pprofAddr           string
 	trace               bool
+	traceFor            time.Duration
 	keys                bool
 	demo                bool // measuring `rangekeeper demo --fleet demoFleet`
 	demoFleet           int
@@ -85,7 +90,8 @@ func run() error {
 	flag.IntVar(&b.height, "height", 50, "terminal rows")
 	flag.StringVar(&b.out, "out", "", "directory for profiles and the report (default: a new directory under bin/bench)")
 	flag.BoolVar(&b.keys, "keys", true, "per run, start each tool again and time help-key presses to the screen until its table is full (key-to-frame while loading)")
-	flag.BoolVar(&b.trace, "trace", false, "write an execution trace of rangekeeper's first 5 s into the output directory (go tool trace): where a start's wall time goes")
+	flag.BoolVar(&b.trace, "trace", false, "write an execution trace of each rangekeeper start's first -trace-for into the output directory (go tool trace): where a start's wall time goes")
+	flag.DurationVar(&b.traceFor, "trace-for", 5*time.Second, "with -trace: how long each start is traced; cover a -keys start's load (e.g. 30s at 50,000 pods) to read the workbench's own key-to-frame with hack/keytrace")
 	again := flag.Bool("again", false, "after the report, keep the cluster and measure every tool again at the largest size at each SIGUSR1 (rebuild a binary in between): one fill, several before/after rounds; interrupt to stop")
 	hold := flag.Bool("hold", false, "after filling to the largest size, print the kubeconfig and keep the cluster until interrupted, measuring nothing: for running a tool by hand (strace, perf)")
 	demo := flag.Bool("demo", false, "measure `rangekeeper demo --fleet N` instead (no control plane, no k9s): -pods gives the SIMULATED releases N (no restart: each demo start rebuilds its Docker range)")

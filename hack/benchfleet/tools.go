@@ -76,7 +76,8 @@ func rangekeeperStart(t *tool, dir string, b *bench, config, kubeconfig string, 
 		env = append(env, pprofEnv+"="+b.pprofAddr)
 	}
 	if b.trace {
-		env = append(env, traceEnv+"="+filepath.Join(b.out, fmt.Sprintf("%s-start.trace", filepath.Base(dir))))
+		env = append(env, traceEnv+"="+filepath.Join(b.out, fmt.Sprintf("%s-start.trace", filepath.Base(dir))),
+			traceForEnv+"="+b.traceFor.String())
 	}
 	return append([]string{t.bin, "--config", cfg, "--state", filepath.Join(dir, "state.db")}, args...), env, nil
 }
