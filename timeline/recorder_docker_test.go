@@ -33,6 +33,7 @@ type session struct {
 	cancel context.CancelFunc
 	done   chan error
 	wait   func()
+	closed bool
 }
 
 func startSession(t *testing.T, path string) *session {
@@ -52,11 +53,17 @@ func startSession(t *testing.T, path string) *session {
 		rec:   &Recorder{Sup: sup, DB: db, Heartbeat: 200 * time.Millisecond}}
 	s.wait = sup.Start(ctx)
 	go func() { s.done <- s.rec.Run(ctx) }()
+	t.Cleanup(func() { s.stop(t) }) // a failed test's session, before its state file's directory goes
 	return s
 }
 
+// stop ends the session (once).
 func (s *session) stop(t *testing.T) {
 	t.Helper()
+	if s.closed {
+		return
+	}
+	s.closed = true
 	s.cancel()
 	if err := <-s.done; err != nil {
 		t.Errorf("recorder: %v", err)
@@ -173,7 +180,6 @@ func TestTimelineRecordsRealEventsAcrossRestart(t *testing.T) {
 	s.stop(t)
 
 	s = startSession(t, path)
-	defer s.stop(t)
 	waitUntil(t, 20*time.Second, "the second session listing the fleet", func() bool { return len(s.sup.Fleet()) > 0 })
 	es, err := s.db.Timeline(state.TimelineQuery{SandboxID: id})
 	if err != nil {
