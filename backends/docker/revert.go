@@ -206,6 +206,7 @@ func (b *Backend) awaitRunningAndNamed(ctx context.Context, members []memberReci
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	reported := false
+	lastWhy := map[string]string{} // by member: the reason its last finished inspection gave
 	for {
 		var pending []string
 		for _, m := range members {
@@ -215,6 +216,10 @@ func (b *Backend) awaitRunningAndNamed(ctx context.Context, members []memberReci
 			if why, err := b.notYetNamed(ctx, m, newID[m.Name]); err != nil {
 				return err
 			} else if why != "" {
+				if why == m.Name+notInspectedYet && lastWhy[m.Name] != "" {
+					why = lastWhy[m.Name] // the deadline cut this inspection short: the last one says why
+				}
+				lastWhy[m.Name] = why
 				pending = append(pending, why)
 			}
 		}
@@ -239,13 +244,16 @@ func (b *Backend) awaitRunningAndNamed(ctx context.Context, members []memberReci
 	}
 }
 
+// notInspectedYet ends the reason given for a member whose inspection the deadline cut short.
+const notInspectedYet = " not inspected yet"
+
 // notYetNamed says why member m (container id) is not yet running and named on its networks,
 // or "" when it is. A member that exited is an error: waiting will not bring it back.
 func (b *Backend) notYetNamed(ctx context.Context, m memberRecipe, id string) (string, error) {
 	ins, err := b.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		if ctx.Err() != nil {
-			return m.Name + " not inspected yet", nil
+			return m.Name + notInspectedYet, nil
 		}
 		return "", fmt.Errorf("inspect %s: %w", m.Name, err)
 	}
