@@ -1,8 +1,6 @@
 package timeline
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -27,6 +25,7 @@ func TestMain(m *testing.M) { dockertest.Main(m) }
 // action layer and the recorder.
 type session struct {
 	db     *state.DB
+	docker *docker.Backend
 	sup    *supervisor.Supervisor
 	layer  *action.Layer
 	rec    *Recorder
@@ -48,7 +47,7 @@ func startSession(t *testing.T, path string) *session {
 	}
 	sup := supervisor.New([]backends.Backend{b}, supervisor.DefaultBackoff)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &session{db: db, sup: sup, cancel: cancel, done: make(chan error, 1),
+	s := &session{db: db, docker: b, sup: sup, cancel: cancel, done: make(chan error, 1),
 		layer: action.New(sup, db, action.Options{Identity: action.Identity{Operator: "tester@host", Transport: action.TransportStandalone}, LockDir: t.TempDir()}),
 		rec:   &Recorder{Sup: sup, DB: db, Heartbeat: 200 * time.Millisecond}}
 	s.wait = sup.Start(ctx)
@@ -152,12 +151,7 @@ func TestTimelineRecordsRealEventsAcrossRestart(t *testing.T) {
 		return "the engine says the member is " + engine + "; recorded:\n" + story(es)
 	}
 	waitUntil(t, 20*time.Second, "the member started", recorded("start"), recordedSoFar)
-	var goFile bytes.Buffer // a tar archive of one empty file, /go
-	tw := tar.NewWriter(&goFile)
-	if err := tw.WriteHeader(&tar.Header{Name: "go", Mode: 0o644, Typeflag: tar.TypeReg}); err != nil || tw.Close() != nil {
-		t.Fatal("tar:", err)
-	}
-	if _, err := cli.CopyToContainer(context.Background(), member, client.CopyToContainerOptions{DestinationPath: "/", Content: &goFile}); err != nil {
+	if err := s.docker.CopyTo(context.Background(), id, "default", "/go", nil, 0); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 60*time.Second, "the member OOM-killed and started again", oomRestart(), recordedSoFar)

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -213,12 +214,14 @@ func (b *Backend) awaitRunningAndNamed(ctx context.Context, members []memberReci
 			if !m.Running {
 				continue
 			}
-			if why, err := b.notYetNamed(ctx, m, newID[m.Name]); err != nil {
+			why, err := b.notYetNamed(ctx, m, newID[m.Name])
+			switch {
+			case errors.Is(err, errInspectionCut): // the last finished inspection says why
+				why = cmp.Or(lastWhy[m.Name], m.Name+" not inspected yet")
+			case err != nil:
 				return err
-			} else if why != "" {
-				if why == m.Name+notInspectedYet && lastWhy[m.Name] != "" {
-					why = lastWhy[m.Name] // the deadline cut this inspection short: the last one says why
-				}
+			}
+			if why != "" {
 				lastWhy[m.Name] = why
 				pending = append(pending, why)
 			}
@@ -244,16 +247,17 @@ func (b *Backend) awaitRunningAndNamed(ctx context.Context, members []memberReci
 	}
 }
 
-// notInspectedYet ends the reason given for a member whose inspection the deadline cut short.
-const notInspectedYet = " not inspected yet"
+// errInspectionCut: the wait's context ended a member's inspection before it answered.
+var errInspectionCut = errors.New("inspection cut short")
 
 // notYetNamed says why member m (container id) is not yet running and named on its networks,
-// or "" when it is. A member that exited is an error: waiting will not bring it back.
+// or "" when it is. A member that exited is an error: waiting will not bring it back; an
+// inspection the context ended is errInspectionCut.
 func (b *Backend) notYetNamed(ctx context.Context, m memberRecipe, id string) (string, error) {
 	ins, err := b.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		if ctx.Err() != nil {
-			return m.Name + notInspectedYet, nil
+			return "", errInspectionCut
 		}
 		return "", fmt.Errorf("inspect %s: %w", m.Name, err)
 	}

@@ -31,7 +31,8 @@ quick) FLAGS=(-gcflags='all=-N -l' -gcflags='std=') ;; # the later pattern wins 
 esac
 cd "$(dirname "$0")"
 OUT=${TESTBIN:-$(cd ../.. && pwd)/bin/k8s}; mkdir -p "$OUT"
-FILES=(etcd kube-apiserver kwok kube-scheduler kube-controller-manager kwok-stages.yaml)
+BINARIES=(etcd kube-apiserver kwok kube-scheduler kube-controller-manager)
+FILES=("${BINARIES[@]}" kwok-stages.yaml) # what the cache holds
 CACHE=${TESTBIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rangekeeper/testbin}
 KEY=$( { cat go.mod go.sum tools.go build.sh; echo "$MODE $(go env GOVERSION GOOS GOARCH)"; } | sha256sum | cut -c1-32)
 # finish records the mode and writes the stamp, last: make rebuilds whenever the stamp is missing
@@ -60,7 +61,7 @@ go build "${FLAGS[@]}" -ldflags="$LDF" -o "$STAGE/" \
 	k8s.io/kubernetes/cmd/kube-scheduler \
 	k8s.io/kubernetes/cmd/kube-controller-manager
 mv -f "$STAGE/server" "$STAGE/etcd" # go names the etcd server binary after "server" (…/server/v3)
-for b in etcd kube-apiserver kwok kube-scheduler kube-controller-manager; do mv -f "$STAGE/$b" "$OUT/$b"; done
+for b in "${BINARIES[@]}"; do mv -f "$STAGE/$b" "$OUT/$b"; done
 rmdir "$STAGE"
 KWOK_DIR=$(go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)   # default Stage YAMLs ship inside the module
 for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
