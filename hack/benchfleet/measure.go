@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -122,6 +124,9 @@ type running struct {
 	start time.Time // just before the pane started the tool
 	// stopped: stop has run.
 	stopped bool
+	// traceEnds: the start writes an execution trace until about then; the hook stops it on a
+	// timer, so a start killed earlier leaves an empty file.
+	traceEnds time.Time
 }
 
 // launch starts t in a fresh tmux pane with a fresh home; what ("" or e.g. "keys") tells the
@@ -140,7 +145,7 @@ func (b *bench) launch(t *tool, pods, run int, what string) (*running, error) {
 
 // launchIn starts t in a fresh tmux pane with its home in dir.
 func (b *bench) launchIn(t *tool, dir, tag string) (*running, error) {
-	argv, env, err := t.setup(t, dir, b)
+	argv, env, err := t.setup(t, dir, tag, b)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +154,9 @@ func (b *bench) launchIn(t *tool, dir, tag string) (*running, error) {
 		return nil, err
 	}
 	rn := &running{dir: dir, p: p, start: time.Now()}
+	if b.trace && slices.ContainsFunc(env, func(v string) bool { return strings.HasPrefix(v, traceEnv+"=") }) {
+		rn.traceEnds = rn.start.Add(b.traceFor + time.Second)
+	}
 	if rn.pid, err = p.start(argv, env); err != nil {
 		rn.stop(t)
 		return nil, err
@@ -160,6 +168,7 @@ func (b *bench) launchIn(t *tool, dir, tag string) (*running, error) {
 // timing its first frame and the first frame that shows every release (the cache's rows, for
 // rangekeeper: an operator's restart). The closed start's pane is gone when it returns.
 func (b *bench) restart(ctx context.Context, t *tool, rn *running, releases int) (frame, rows time.Duration, err error) {
+	rn.awaitTrace()
 	if err := rn.p.keys(t.quitKeys...); err != nil {
 		return 0, 0, err
 	}
@@ -193,9 +202,17 @@ func (rn *running) stop(t *tool) {
 		return
 	}
 	rn.stopped = true
+	rn.awaitTrace()
 	rn.p.kill()
 	if rn.pid > 0 {
 		stopPID(rn.pid, t.bin, 3*time.Second)
+	}
+}
+
+// awaitTrace waits until the start's execution trace is written out (if it writes one).
+func (rn *running) awaitTrace() {
+	if wait := time.Until(rn.traceEnds); wait > 0 {
+		time.Sleep(wait)
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 type tool struct {
 	name string
 	bin  string
-	// setup writes the tool's fresh configuration under dir and returns its argv and environment.
-	setup func(t *tool, dir string, b *bench) (argv, env []string, err error)
+	// setup writes the tool's fresh configuration under dir and returns its argv and environment;
+	// tag ("" or e.g. "-restart") tells the starts on one home apart.
+	setup func(t *tool, dir, tag string, b *bench) (argv, env []string, err error)
 	// full reports whether the screen shows the complete live table of releases sandboxes
 	// (pods pods).
 	full func(screen string, releases, pods int) bool
@@ -65,8 +66,9 @@ var (
 )
 
 // rangekeeperStart writes config under dir and returns rangekeeper's argv (with args after the
-// global flags) and environment, with the profiling hook's variables the bench asks for.
-func rangekeeperStart(t *tool, dir string, b *bench, config, kubeconfig string, args ...string) ([]string, []string, error) {
+// global flags) and environment, with the profiling hook's variables the bench asks for (each
+// start on a home its own trace file: a restart must not truncate the measured start's).
+func rangekeeperStart(t *tool, dir, tag string, b *bench, config, kubeconfig string, args ...string) ([]string, []string, error) {
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		return nil, nil, err
@@ -76,7 +78,7 @@ func rangekeeperStart(t *tool, dir string, b *bench, config, kubeconfig string, 
 		env = append(env, pprofEnv+"="+b.pprofAddr)
 	}
 	if b.trace {
-		env = append(env, traceEnv+"="+filepath.Join(b.out, fmt.Sprintf("%s-start.trace", filepath.Base(dir))),
+		env = append(env, traceEnv+"="+filepath.Join(b.out, fmt.Sprintf("%s%s-start.trace", filepath.Base(dir), tag)),
 			traceForEnv+"="+b.traceFor.String())
 	}
 	return append([]string{t.bin, "--config", cfg, "--state", filepath.Join(dir, "state.db")}, args...), env, nil
@@ -86,11 +88,11 @@ func rangekeeperTool(name, bin string) *tool {
 	return &tool{
 		name: name,
 		bin:  bin,
-		setup: func(t *tool, dir string, b *bench) ([]string, []string, error) {
+		setup: func(t *tool, dir, tag string, b *bench) ([]string, []string, error) {
 			// Docker stays on (the environment's engine, as for an operator); Kubernetes is the
 			// bench cluster, every namespace.
 			body := fmt.Sprintf("kubernetes:\n  enabled: true\n  kubeconfig: %s\n  contexts: [%s]\n", b.kubeconfig, b.context)
-			return rangekeeperStart(t, dir, b, body, b.kubeconfig)
+			return rangekeeperStart(t, dir, tag, b, body, b.kubeconfig)
 		},
 		full: func(s string, releases, _ int) bool {
 			m := rkCount.FindStringSubmatch(s)
@@ -125,8 +127,8 @@ func rangekeeperTool(name, bin string) *tool {
 // machine's engine beside N SIMULATED Kubernetes releases, no cluster. Its releases are N.
 func demoTool(name, bin string) *tool {
 	t := rangekeeperTool(name, bin)
-	t.setup = func(t *tool, dir string, b *bench) ([]string, []string, error) {
-		return rangekeeperStart(t, dir, b, "", filepath.Join(dir, "no-kubeconfig"), "demo", "--fleet", strconv.Itoa(b.demoFleet))
+	t.setup = func(t *tool, dir, tag string, b *bench) ([]string, []string, error) {
+		return rangekeeperStart(t, dir, tag, b, "", filepath.Join(dir, "no-kubeconfig"), "demo", "--fleet", strconv.Itoa(b.demoFleet))
 	}
 	full := t.full
 	t.full = func(s string, releases, pods int) bool {
@@ -145,7 +147,7 @@ func k9sTool(bin string) *tool {
 	return &tool{
 		name: "k9s",
 		bin:  bin,
-		setup: func(t *tool, dir string, b *bench) ([]string, []string, error) {
+		setup: func(t *tool, dir, tag string, b *bench) ([]string, []string, error) {
 			cfgDir := filepath.Join(dir, "k9s")
 			if err := os.MkdirAll(cfgDir, 0o700); err != nil {
 				return nil, nil, err
