@@ -21,6 +21,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/daemon"
 	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
 	"github.com/rangekeeper/rangekeeper/daemon/sshd"
+	"github.com/rangekeeper/rangekeeper/internal/procs"
 	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -77,6 +78,7 @@ func socketPath(statePath string) string {
 }
 
 func runServe(ctx context.Context, f *factory, o *serveOptions) error {
+	procs.ForInteractive() // the operators' sessions are interactive (internal/procs)
 	cfg, err := f.Config()
 	if err != nil {
 		return err

@@ -9,12 +9,14 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rangekeeper/rangekeeper/internal/procs"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/tui"
 )
 
 // runTUI opens the interactive workbench.
 func runTUI(ctx context.Context, f *factory) error {
+	procs.ForInteractive() // keys stay quick while a large fleet loads (internal/procs)
 	m, save, err := newWorkbench(f)
 	if err != nil {
 		return err
