@@ -22,17 +22,26 @@ type interval struct {
 	where    string
 }
 
-// timelines are what explain reads for each slow press: the event loop's and the renderer's
-// states, their GC assists, the stop-the-world pauses and CPU samples of the event loop.
+// timelines are what explain reads for each slow press: the states of the goroutines a key
+// passes through (the input reader's, the event loop's, the renderer's), their GC assists, the
+// stop-the-world pauses and CPU samples of the event loop.
 type timelines struct {
-	loop, render []interval
-	assist, stw  []interval
-	samples      []interval // from == to: one sample
+	byRole      map[string][]interval
+	assist, stw []interval
+	samples     []interval // from == to: one sample
+}
+
+// roles are the goroutines a key passes through, in order, known by a function on their stacks.
+var roles = []struct{ name, fn string }{
+	{"input", "(*TerminalReader)."},
+	{"event loop", "(*Program).eventLoop"},
+	{"renderer", "(*Program).startRenderer"},
+	{"renderer", "flushFrame"},
 }
 
 // explain prints, for each press slower than over, where the event loop and the renderer spent
 // the time between the read and the frame.
-func explain(path string, presses []press, t0 trace.Time, over time.Duration) error {
+func explain(path string, presses []press, t0 trace.Time, over time.Duration, verbose bool) error {
 	var slow []press
 	for _, p := range presses {
 		if time.Duration(p.frame-p.read) > over {
@@ -49,8 +58,16 @@ func explain(path string, presses []press, t0 trace.Time, over time.Duration) er
 	}
 	for _, p := range slow {
 		fmt.Printf("%7.3fs %v\n", time.Duration(p.read-t0).Seconds(), time.Duration(p.frame-p.read))
-		fmt.Printf("  event loop: %s\n", summarize(tl.loop, p))
-		fmt.Printf("  renderer:   %s\n", summarize(tl.render, p))
+		for _, r := range []string{"input", "event loop", "renderer"} {
+			fmt.Printf("  %-10s %s\n", r+":", summarize(tl.byRole[r], p))
+			if verbose {
+				for _, iv := range tl.byRole[r] {
+					if clip(iv, p) > 0 {
+						fmt.Printf("    %+9.3fms %8.3fms %-9s %s\n", float64(iv.from-p.read)/1e6, float64(iv.to-iv.from)/1e6, iv.state, iv.where)
+					}
+				}
+			}
+		}
 		fmt.Printf("  GC assists on them %v, stop-the-world %v\n", overlap(tl.assist, p), overlap(tl.stw, p))
 		counts := map[string]int{}
 		for _, s := range tl.samples {
@@ -122,8 +139,8 @@ func collect(path string) (*timelines, error) {
 	if err != nil {
 		return nil, err
 	}
-	tl := &timelines{}
-	role := map[trace.GoID]string{} // "loop" or "render", once a stack showed it
+	tl := &timelines{byRole: map[string][]interval{}}
+	role := map[trace.GoID]string{} // once a stack showed it
 	open := map[trace.GoID]interval{}
 	assists := map[trace.GoID]trace.Time{}
 	var stwFrom trace.Time
@@ -139,7 +156,7 @@ func collect(path string) (*timelines, error) {
 		last = e.Time()
 		switch e.Kind() {
 		case trace.EventStackSample:
-			if role[e.Goroutine()] == "loop" {
+			if role[e.Goroutine()] == "event loop" {
 				tl.samples = append(tl.samples, interval{from: e.Time(), to: e.Time(), where: short(e.Stack(), 4)})
 			}
 		case trace.EventRangeBegin, trace.EventRangeEnd:
@@ -167,18 +184,18 @@ func collect(path string) (*timelines, error) {
 			}
 			g := s.Resource.Goroutine()
 			st := full(s.Stack)
-			switch {
-			case strings.Contains(st, "(*Program).eventLoop"):
-				role[g] = "loop"
-			case strings.Contains(st, "flushFrame") || strings.Contains(st, "(*Program).startRenderer"):
-				role[g] = "render"
+			for _, r := range roles {
+				if strings.Contains(st, r.fn) {
+					role[g] = r.name
+					break
+				}
 			}
 			if role[g] == "" {
 				continue
 			}
 			if iv, ok := open[g]; ok {
 				iv.to = e.Time()
-				tl.add(role[g], iv)
+				tl.byRole[role[g]] = append(tl.byRole[role[g]], iv)
 			}
 			_, to := s.Goroutine()
 			iv := interval{from: e.Time(), state: to.String()}
@@ -192,17 +209,9 @@ func collect(path string) (*timelines, error) {
 	}
 	for g, iv := range open {
 		iv.to = last
-		tl.add(role[g], iv)
+		tl.byRole[role[g]] = append(tl.byRole[role[g]], iv)
 	}
 	return tl, nil
-}
-
-func (tl *timelines) add(role string, iv interval) {
-	if role == "loop" {
-		tl.loop = append(tl.loop, iv)
-	} else {
-		tl.render = append(tl.render, iv)
-	}
 }
 
 func full(s trace.Stack) string {

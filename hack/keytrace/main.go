@@ -2,7 +2,7 @@
 // RANGEKEEPER_TRACE=FILE RANGEKEEPER_TRACE_FOR=30s) and prints key-to-frame inside the process:
 // from each read of the terminal that returns (Bubble Tea's input reader leaving its read
 // syscall) to the renderer's next write of a frame. It is the workbench's own share of what the
-// bench-fleet harness times through tmux. Usage: keytrace [-from 1s] [-series] [-explain 40ms] FILE.
+// bench-fleet harness times through tmux. Usage: keytrace [-from 1s] [-series] [-explain 40ms [-v]] FILE.
 //
 // It lives in a module of its own so that rangekeeper's go.mod does not take golang.org/x/exp.
 package main
@@ -24,6 +24,7 @@ func main() {
 	from := flag.Duration("from", 0, "ignore reads earlier than this after the trace's start")
 	series := flag.Bool("series", false, "print every read's time and latency")
 	over := flag.Duration("explain", 0, "for each press slower than this, show where the event loop and the renderer spent its time")
+	verbose := flag.Bool("v", false, "with -explain: list every state of those goroutines within each slow press")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: keytrace [-from D] [-series] TRACE")
@@ -64,7 +65,7 @@ func main() {
 	fmt.Printf("terminal reads %d, frame writes %d; read → next frame: n=%d p50 %v p90 %v p99 %v max %v\n",
 		len(reads), len(writes), len(lat), q(0.5), q(0.9), q(0.99), lat[len(lat)-1])
 	if *over > 0 {
-		if err := explain(flag.Arg(0), presses, t0, *over); err != nil {
+		if err := explain(flag.Arg(0), presses, t0, *over, *verbose); err != nil {
 			fmt.Fprintln(os.Stderr, "keytrace:", err)
 			os.Exit(1)
 		}
