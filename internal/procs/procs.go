@@ -1,10 +1,10 @@
 // Package procs sizes Go's scheduler for an interactive program. With GOMAXPROCS equal to a
 // small machine's cores (2), a workbench loading 50,000 pods has every P busy decoding, and a key
 // press waits behind that work: in execution traces the goroutine that parses the key sat
-// runnable for 150-250 ms at a time, once behind a P whose thread had gone into the blocking
-// read of the terminal (the reader readies the parser, then blocks in epoll_wait; only sysmon
-// takes that P back). A few more Ps than cores hand that wait to the kernel, which switches
-// threads in milliseconds (issue 18: key-to-frame p99 while loading).
+// runnable for 150-820 ms at a time, behind a P whose thread had gone into the blocking read of
+// the terminal (the reader readies the parser, then blocks in epoll_wait; only sysmon takes that
+// P back). With a spare P, an idle one picks the parser up at once (issue 18: key-to-frame while
+// loading).
 package procs
 
 import (
@@ -15,15 +15,23 @@ import (
 // Interactive is the fewest Ps an interactive rangekeeper runs with.
 const Interactive = 4
 
-// ForInteractive raises GOMAXPROCS to Interactive unless the operator set GOMAXPROCS, and
-// returns the value in force. It never lowers it.
+// ForInteractive raises GOMAXPROCS to Interactive and returns the value in force. It never
+// lowers it, and leaves it alone when the operator set GOMAXPROCS or a CPU limit set it below
+// the cores (in a container with a CPU quota, more running threads than the quota means
+// throttled periods: longer stalls, not shorter).
 func ForInteractive() int {
-	if os.Getenv("GOMAXPROCS") != "" {
-		return runtime.GOMAXPROCS(0)
+	_, set := os.LookupEnv("GOMAXPROCS")
+	n := choose(runtime.GOMAXPROCS(0), runtime.NumCPU(), set)
+	if n != runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(n)
 	}
-	if n := runtime.GOMAXPROCS(0); n >= Interactive {
-		return n
+	return n
+}
+
+// choose is ForInteractive's decision: current Ps, usable CPUs, whether the operator set them.
+func choose(current, cpus int, operatorSet bool) int {
+	if operatorSet || current >= Interactive || current < cpus {
+		return current
 	}
-	runtime.GOMAXPROCS(Interactive)
 	return Interactive
 }
