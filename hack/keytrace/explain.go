@@ -214,6 +214,7 @@ func collect(path string) (*timelines, error) {
 	return tl, nil
 }
 
+// full is a stack's functions, innermost first, each followed by ';'.
 func full(s trace.Stack) string {
 	var b strings.Builder
 	for fr := range s.Frames() {

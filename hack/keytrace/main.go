@@ -23,11 +23,11 @@ import (
 func main() {
 	from := flag.Duration("from", 0, "ignore reads earlier than this after the trace's start")
 	series := flag.Bool("series", false, "print every read's time and latency")
-	over := flag.Duration("explain", 0, "for each press slower than this, show where the event loop and the renderer spent its time")
+	over := flag.Duration("explain", 0, "for each press slower than this, show where the input reader, the event loop and the renderer spent its time")
 	verbose := flag.Bool("v", false, "with -explain: list every state of those goroutines within each slow press")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: keytrace [-from D] [-series] TRACE")
+		fmt.Fprintln(os.Stderr, "usage: keytrace [-from D] [-series] [-explain D [-v]] TRACE")
 		os.Exit(2)
 	}
 	reads, writes, t0, err := scan(flag.Arg(0))
@@ -105,11 +105,7 @@ func scan(path string) (reads, writes []trace.Time, t0 trace.Time, err error) {
 		g := s.Resource.Goroutine()
 		from, to := s.Goroutine()
 		if to == trace.GoSyscall {
-			var stack strings.Builder
-			for fr := range s.Stack.Frames() {
-				stack.WriteString(fr.Func + ";")
-			}
-			st := stack.String()
+			st := full(s.Stack)
 			switch {
 			case strings.HasPrefix(st, "syscall.read;") && strings.Contains(st, "cancelreader"):
 				reading[g] = true // Bubble Tea's input reader
