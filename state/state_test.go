@@ -68,6 +68,44 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	}
 }
 
+// Opening a file already at this schema reads it and writes nothing: every workbench start opens
+// the state file before its first frame, and a write transaction there cost two fdatasyncs.
+// A file without the schema record (another tool's bbolt file, an older one) is still migrated.
+func TestOpenWritesOnlyAFileThatNeedsMigrating(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	open(t, path).Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := open(t, path)
+	if v, err := db.Version(); err != nil || v != SchemaVersion {
+		t.Fatalf("Version = %d, %v; want %d", v, err, SchemaVersion)
+	}
+	db.Close()
+	if after, err := os.ReadFile(path); err != nil || string(after) != string(before) {
+		t.Fatalf("reopening a current file changed it (read error %v); want it only read", err)
+	}
+
+	bare := filepath.Join(t.TempDir(), "bare.db")
+	b, err := bolt.Open(bare, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("other")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	db = open(t, bare)
+	defer db.Close()
+	if v, err := db.Version(); err != nil || v != SchemaVersion {
+		t.Fatalf("Version of a file without a schema record after Open = %d, %v; want %d", v, err, SchemaVersion)
+	}
+	if _, err := db.Append(Entry{Action: "snapshot", Target: "docker:x/p", Phase: PhaseIntent}); err != nil {
+		t.Fatalf("the migrated file's journal: %v", err)
+	}
+}
+
 func TestJournalAppendAndReadAcrossReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db := open(t, path)
