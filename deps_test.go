@@ -55,6 +55,9 @@ var rules = []rule{
 	{pkg: module + "/internal/staticbin", banned: []string{module + "/"},
 		why: "the probe and verify's canary both read their helper binary through it, so it is a leaf"},
 
+	{pkg: module + "/cmd/rangekeeper", banned: []string{"helm.sh/helm"},
+		why: "the Helm SDK's package initialisation cost every workbench start ~26 ms (issue 18); Helm runs in cmd/rangekeeper-helm, through backends/kubernetes/helmrelease"},
+
 	// Team mode (issue 15).
 	{pkg: module + "/operators", banned: append([]string{module + "/daemon"}, ui...),
 		why: "roles are decided at the action layer for every transport; the operators file knows nothing of screens or sessions"},

@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
-	"helm.sh/helm/v4/pkg/action"
-	"helm.sh/helm/v4/pkg/kube"
-	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,8 +61,9 @@ func (b *Backend) resolve(ctx context.Context, id string) (target, error) {
 	return t, nil
 }
 
-// Teardown uninstalls one release the way Inspect does (Helm SDK, wait, timeout). With no Helm
-// record it deletes only the objects labelled or annotated as belonging to that release.
+// Teardown uninstalls one release the way Inspect does (Helm SDK, wait, timeout: through the Helm
+// helper unless Options.Uninstaller names another way). With no Helm record it deletes only the
+// objects labelled or annotated as belonging to that release.
 func (b *Backend) Teardown(ctx context.Context, sandboxID string, opts backends.TeardownOptions) error {
 	t, err := b.resolve(ctx, sandboxID)
 	if err != nil {
@@ -87,27 +85,12 @@ func (b *Backend) Teardown(ctx context.Context, sandboxID string, opts backends.
 	if !t.helmRecord {
 		return b.deleteReleaseObjects(ctx, t.ns, t.release)
 	}
-	cfg, err := b.HelmConfig(t.ns)
+	found, err := b.uninstaller.UninstallRelease(ctx, t.ns, t.release, timeout)
 	if err != nil {
-		return fmt.Errorf("%s: helm: %w", b.Name(), err)
+		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	u := action.NewUninstall(cfg)
-	u.WaitStrategy = kube.StatusWatcherStrategy
-	u.Timeout = timeout
-	done := make(chan error, 1)
-	// The Helm SDK's Run takes no context; its own timeout bounds it, and ctx lets the caller
-	// stop waiting.
-	go func() { _, err := u.Run(t.release); done <- err }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		return fmt.Errorf("%s: helm uninstall %s/%s: %w", b.Name(), t.ns, t.release, ctx.Err())
-	}
-	if errors.Is(err, driver.ErrReleaseNotFound) {
+	if !found { // the record went between resolve and the uninstall
 		return b.deleteReleaseObjects(ctx, t.ns, t.release)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: helm uninstall %s/%s: %w", b.Name(), t.ns, t.release, err)
 	}
 	return nil
 }

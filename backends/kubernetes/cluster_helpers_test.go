@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/kubernetes/helmrelease"
 	"github.com/rangekeeper/rangekeeper/backends/kubernetes/kubetest"
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/loader"
@@ -45,7 +46,7 @@ func install(t testing.TB, b *Backend, ns string, r release) {
 	if err != nil {
 		t.Fatalf("load chart: %v", err)
 	}
-	cfg, err := b.HelmConfig(ns)
+	cfg, err := helmClient(t, b.rc).Configuration(ns)
 	if err != nil {
 		t.Fatalf("helm config: %v", err)
 	}
@@ -179,11 +180,22 @@ func testBackend(t testing.TB, c *kubetest.Cluster, rc *rest.Config, ns string) 
 	if rc == nil {
 		rc = c.Config
 	}
-	b, err := NewForConfig("envtest", rc, Options{Namespaces: []string{ns}})
+	b, err := NewForConfig("envtest", rc, Options{Namespaces: []string{ns}, Uninstaller: helmClient(t, rc)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// helmClient runs the Helm SDK in the test's process: the helper binary's own path is
+// TestClusterTeardownThroughTheHelmHelper's.
+func helmClient(t testing.TB, rc *rest.Config) *helmrelease.Client {
+	t.Helper()
+	c, err := helmrelease.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // tcpProxy sits between a backend and the API server so a test can cut every connection

@@ -404,7 +404,7 @@ func TestClusterWatchRecovers(t *testing.T) {
 	p := newTCPProxy(t, u.Host)
 	rc := rest.CopyConfig(c.Config)
 	rc.Host = "https://" + p.addr
-	b, err := NewForConfig("envtest", rc, Options{Namespaces: []string{ns}, HealthInterval: 2 * time.Second})
+	b, err := NewForConfig("envtest", rc, Options{Namespaces: []string{ns}, HealthInterval: 2 * time.Second, Uninstaller: helmClient(t, rc)})
 	if err != nil {
 		t.Fatal(err)
 	}

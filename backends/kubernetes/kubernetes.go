@@ -53,24 +53,28 @@ type Options struct {
 	// RuntimePolicy grades K8S-H18 (the config's lint.policy.sandboxed_runtime; "" is
 	// recommended), together with the RuntimeClasses the cluster offers.
 	RuntimePolicy catalog.RuntimePolicy
+	// Uninstaller runs Helm's uninstall for a teardown. Open defaults to the Helm helper
+	// (rangekeeper-helm) on the same kubeconfig context; NewForConfig has no default.
+	Uninstaller ReleaseUninstaller
 }
 
 // Backend is one Kubernetes context. It satisfies backends.Backend, TearDowner, Resetter,
 // Executor, Copier, Explainer, and Snapshotter and Reverter (CSI VolumeSnapshots, volsnap.go).
 type Backend struct {
-	context    string
-	namespaces []string // nil means all namespaces
-	rc         *rest.Config
-	cs         k8s.Interface
-	md         metadata.Interface
-	dyn        dynamic.Interface
-	health     time.Duration
-	disc       discovery.CachedDiscoveryInterface
-	mapper     meta.RESTMapper
-	workers    int
-	teardowns  chan struct{} // semaphore: at most workers teardowns in flight
-	snap       snapCap       // cached snapshot capability (volsnap.go)
-	policy     catalog.RuntimePolicy
+	context     string
+	namespaces  []string // nil means all namespaces
+	rc          *rest.Config
+	cs          k8s.Interface
+	md          metadata.Interface
+	dyn         dynamic.Interface
+	health      time.Duration
+	disc        discovery.CachedDiscoveryInterface
+	mapper      meta.RESTMapper
+	workers     int
+	teardowns   chan struct{} // semaphore: at most workers teardowns in flight
+	snap        snapCap       // cached snapshot capability (volsnap.go)
+	policy      catalog.RuntimePolicy
+	uninstaller ReleaseUninstaller
 }
 
 var (
@@ -110,40 +114,47 @@ func New(cfg config.KubernetesConfig, policy catalog.RuntimePolicy) ([]*Backend,
 // Open builds a Backend for one context. It does not contact the API server: Watch does, and
 // reports an unreachable server or an RBAC refusal there.
 func Open(o Options) (*Backend, error) {
-	var (
-		rc   *rest.Config
-		name string
-		err  error
-	)
+	name, rc, err := LoadConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Uninstaller == nil {
+		o.Uninstaller = helperUninstaller{kubeconfig: o.Kubeconfig, context: name, inCluster: o.InCluster}
+	}
+	return NewForConfig(name, rc, o)
+}
+
+// LoadConfig resolves Options' kubeconfig context (the current one when none is named) or the
+// in-cluster config to a context name and its REST config.
+func LoadConfig(o Options) (name string, rc *rest.Config, err error) {
 	if o.InCluster {
 		rc, err = rest.InClusterConfig()
 		if err != nil {
-			return nil, fmt.Errorf("k8s: in-cluster config: %w", err)
+			return "", nil, fmt.Errorf("k8s: in-cluster config: %w", err)
 		}
-		name = "in-cluster"
-	} else {
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		if o.Kubeconfig != "" {
-			rules.ExplicitPath = o.Kubeconfig
-		}
-		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context})
-		raw, err := cc.RawConfig()
-		if err != nil {
-			return nil, fmt.Errorf("k8s: kubeconfig %s: %w", kubeconfigName(o.Kubeconfig), err)
-		}
-		name = o.Context
-		if name == "" {
-			name = raw.CurrentContext
-		}
-		if _, ok := raw.Contexts[name]; !ok || name == "" {
-			return nil, fmt.Errorf("k8s: kubeconfig %s has no context %q", kubeconfigName(o.Kubeconfig), name)
-		}
-		rc, err = cc.ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("k8s:%s: %w", name, err)
-		}
+		return "in-cluster", rc, nil
 	}
-	return NewForConfig(name, rc, o)
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if o.Kubeconfig != "" {
+		rules.ExplicitPath = o.Kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context})
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return "", nil, fmt.Errorf("k8s: kubeconfig %s: %w", kubeconfigName(o.Kubeconfig), err)
+	}
+	name = o.Context
+	if name == "" {
+		name = raw.CurrentContext
+	}
+	if _, ok := raw.Contexts[name]; !ok || name == "" {
+		return "", nil, fmt.Errorf("k8s: kubeconfig %s has no context %q", kubeconfigName(o.Kubeconfig), name)
+	}
+	rc, err = cc.ClientConfig()
+	if err != nil {
+		return "", nil, fmt.Errorf("k8s:%s: %w", name, err)
+	}
+	return name, rc, nil
 }
 
 // NewForConfig builds a Backend named "k8s:<name>" from a REST config (Options.Namespaces and
@@ -154,7 +165,10 @@ func NewForConfig(name string, rc *rest.Config, o Options) (*Backend, error) {
 	if rc.QPS == 0 {
 		rc.QPS, rc.Burst = 50, 100
 	}
-	b := &Backend{context: name, rc: rc, workers: o.Workers, health: o.HealthInterval, policy: o.RuntimePolicy}
+	b := &Backend{context: name, rc: rc, workers: o.Workers, health: o.HealthInterval, policy: o.RuntimePolicy, uninstaller: o.Uninstaller}
+	if b.uninstaller == nil {
+		b.uninstaller = noUninstaller{}
+	}
 	if b.health <= 0 {
 		b.health = 10 * time.Second
 	}
