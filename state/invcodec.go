@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -380,7 +381,10 @@ func decodeRecord(raw []byte, outline bool) (InventoryRecord, error) {
 	rec.Sandboxes = make([]sandbox.Sandbox, nsb)
 	var o *findingsOutline
 	if outline {
-		o = &findingsOutline{raw: make([]byte, 0, (len(raw)-d.off)/2), table: d.table, at: make([]int, nsb), worst: make([]sandbox.Severity, nsb), count: make([]int, nsb), v1: d.v1}
+		// One copy of the sandboxes' bytes: copying each findings list on its own grew the
+		// buffer by appends to twice its size, pages a fresh process faults in one by one
+		// before the cached rows show (issue 18).
+		o = &findingsOutline{raw: bytes.Clone(raw[d.off:]), base: d.off, table: d.table, at: make([]int, nsb), worst: make([]sandbox.Severity, nsb), count: make([]int, nsb), v1: d.v1}
 		rec.outline = o
 	}
 	for i := range rec.Sandboxes {

@@ -4,7 +4,8 @@ import "github.com/rangekeeper/rangekeeper/sandbox"
 
 // findingsOutline is where each sandbox's findings lie in a record read by InventoryOutlines.
 type findingsOutline struct {
-	raw   []byte   // every sandbox's encoded findings, copied out of the record's transaction
+	raw   []byte   // the record's sandboxes, encoded, copied out of its transaction in one piece
+	base  int      // where raw began in the record
 	table []string // the record's string table
 	at    []int    // per sandbox: the offset of its findings in raw (their count first)
 	worst []sandbox.Severity
@@ -54,8 +55,8 @@ func decodeInventoryOutline(raw []byte) (InventoryRecord, error) {
 	return decodeRecord(raw, true)
 }
 
-// outlineFindings reads sandbox i's findings list, keeps a copy of its bytes and notes its
-// count and worst severity.
+// outlineFindings reads sandbox i's findings list and notes where it lies in o.raw, its count and
+// its worst severity.
 func (d *decoder) outlineFindings(o *findingsOutline, i int) {
 	start, worst := d.off, sandbox.SeverityNone
 	n := d.count("findings")
@@ -67,6 +68,5 @@ func (d *decoder) outlineFindings(o *findingsOutline, i int) {
 			return
 		}
 	}
-	o.at[i], o.count[i], o.worst[i] = len(o.raw), n, worst
-	o.raw = append(o.raw, d.raw[start:d.off]...)
+	o.at[i], o.count[i], o.worst[i] = start-o.base, n, worst
 }
