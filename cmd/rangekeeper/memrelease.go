@@ -16,12 +16,20 @@ const (
 	loadAtMost = 2 * time.Minute
 )
 
-// After the load: every burstCheck, memory the heap holds free beyond burstFree after a quiet
-// period is handed back.
+// After the load: every burstCheck, memory the heap holds free after a quiet period is handed
+// back when it is at least burstThreshold. At 5,000 pods the bursts after the first table (the
+// policies' reset, the first cache save) left ~15 MiB free in a 30 MiB heap, resident for good
+// under the earlier fixed threshold of 32 MiB: RSS 86 MiB at the full table, 102 MiB after
+// idling (issue 18: flat).
 const (
 	burstCheck = 10 * time.Second
-	burstFree  = 32 << 20
+	burstFree  = 8 << 20
 )
+
+// burstThreshold is the free memory worth a release with live bytes in the heap: at least
+// burstFree, and an eighth of the live heap, since the release's collection marks all of it (at
+// 50,000 pods, ~300 MB live, that is the 32-37 MiB the load's bursts were released at before).
+func burstThreshold(live uint64) uint64 { return max(burstFree, live/8) }
 
 // releaseLoadMemory runs releaseAfterLoad, then releaseAfterBursts, for the command's
 // supervisor, in the background.
@@ -30,7 +38,8 @@ func releaseLoadMemory(ctx context.Context, s loadWatcher) {
 		releaseAfterLoad(ctx, s, time.After, loadQuiet, loadAtMost, debug.FreeOSMemory)
 		tick := time.NewTicker(burstCheck)
 		defer tick.Stop()
-		releaseAfterBursts(ctx, s, tick.C, burstFree, heapFree, debug.FreeOSMemory)
+		threshold := func() uint64 { return burstThreshold(heapMetric(heapLiveMetric)) }
+		releaseAfterBursts(ctx, s, tick.C, threshold, reclaimable, debug.FreeOSMemory)
 	}()
 }
 
@@ -76,15 +85,15 @@ func releaseAfterLoad(ctx context.Context, s loadWatcher, after func(time.Durati
 }
 
 // releaseAfterBursts calls release whenever, at a check (each value from tick), the fleet did not
-// change since the previous check and the heap holds at least threshold bytes free that the runtime
-// has not returned (free() reads it). The load goes on after the first table and after the
+// change since the previous check and the heap holds at least threshold() bytes free that the
+// runtime has not returned (free() reads it). The load goes on after the first table and after the
 // first release: with Cilium the network policies list (kilobytes of JSON each), the watch
 // seals a baseline per sandbox, the inventory cache is first written, and a reconnect lists
 // everything again. Each burst leaves the heap's free pages up to the collector's goal (twice
 // the live heap) with the process; at 50,000 pods the RSS grew from 343 MiB at the full table
 // to 702 MiB after three idle minutes. Outside bursts the check finds little free and costs a
 // wake-up per tick.
-func releaseAfterBursts(ctx context.Context, s loadWatcher, tick <-chan time.Time, threshold uint64, free func() uint64, release func()) {
+func releaseAfterBursts(ctx context.Context, s loadWatcher, tick <-chan time.Time, threshold, free func() uint64, release func()) {
 	changed := s.FleetNotify()
 	for {
 		select {
@@ -99,18 +108,33 @@ func releaseAfterBursts(ctx context.Context, s loadWatcher, tick <-chan time.Tim
 		default:
 		}
 		changed = s.FleetNotify()
-		if quiet && free() >= threshold {
+		if quiet && free() >= threshold() {
 			release()
 		}
 	}
 }
 
-// heapFreeMetric: heap memory free and not returned to the system.
-const heapFreeMetric = "/memory/classes/heap/free:bytes"
+// Runtime metrics the release reads: heap memory free and not returned to the system, memory
+// in objects live or dead (until a collection sweeps them), and the heap the last collection
+// found live.
+const (
+	heapFreeMetric    = "/memory/classes/heap/free:bytes"
+	heapObjectsMetric = "/memory/classes/heap/objects:bytes"
+	heapLiveMetric    = "/gc/heap/live:bytes"
+)
 
-// heapFree is the memory the heap holds free and has not returned to the system.
-func heapFree() uint64 {
-	m := []metrics.Sample{{Name: heapFreeMetric}}
+// reclaimable is what a release would hand back: the heap's free memory plus what it allocated
+// since the last collection found it live. An idle workbench's heap stays far below the
+// collector's goal, so a burst's garbage waits for the runtime's two-minute forced collection
+// before it counts as free; counted now, it is released at the next quiet check.
+func reclaimable() uint64 {
+	free, objects, live := heapMetric(heapFreeMetric), heapMetric(heapObjectsMetric), heapMetric(heapLiveMetric)
+	return free + objects - min(objects, live)
+}
+
+// heapMetric reads one of the runtime's uint64 metrics (0 if this runtime lacks it).
+func heapMetric(name string) uint64 {
+	m := []metrics.Sample{{Name: name}}
 	metrics.Read(m)
 	if m[0].Value.Kind() != metrics.KindUint64 {
 		return 0

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
@@ -158,7 +160,7 @@ func TestReleaseAfterBurstsWaitsForAQuietFleetAndFreeMemory(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		releaseAfterBursts(ctx, f, tick, 100, free.Load, func() { released.Add(1) })
+		releaseAfterBursts(ctx, f, tick, func() uint64 { return 100 }, free.Load, func() { released.Add(1) })
 		close(done)
 	}()
 	checks := func(n int) {
@@ -190,15 +192,50 @@ func TestReleaseAfterBurstsWaitsForAQuietFleetAndFreeMemory(t *testing.T) {
 	<-done
 }
 
-// heapFree reads a metric this runtime has, as a number (a misspelt name reads as 0 for ever).
-func TestHeapFreeMetricExists(t *testing.T) {
+// The release reads metrics this runtime has, as numbers (a misspelt name reads as 0 for ever).
+func TestHeapMetricsExist(t *testing.T) {
+	kinds := map[string]metrics.ValueKind{}
 	for _, d := range metrics.All() {
-		if d.Name == heapFreeMetric {
-			if d.Kind != metrics.KindUint64 {
-				t.Fatalf("%s is of kind %v", heapFreeMetric, d.Kind)
-			}
-			return
+		kinds[d.Name] = d.Kind
+	}
+	for _, name := range []string{heapFreeMetric, heapObjectsMetric, heapLiveMetric} {
+		if k, ok := kinds[name]; !ok || k != metrics.KindUint64 {
+			t.Errorf("metric %s: present %v, kind %v; want a uint64", name, ok, k)
 		}
 	}
-	t.Fatalf("the runtime has no metric %s", heapFreeMetric)
+	if heapMetric(heapLiveMetric) == 0 {
+		t.Error("the live heap reads as 0 in a running test")
+	}
+}
+
+// Garbage counts as reclaimable before a collection has swept it: a burst's is released at the
+// next quiet check, not after the runtime's forced collection two minutes later.
+func TestReclaimableCountsUncollectedGarbage(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection in between: the burst is garbage, unswept
+	runtime.GC()
+	var keep [][]byte
+	for range 64 { // 16 MiB, dropped at once
+		keep = append(keep, make([]byte, 256<<10))
+	}
+	runtime.KeepAlive(keep)
+	// (Allocating from free pages moves bytes from free to garbage: the sum holds both.)
+	if got := reclaimable(); got < 15<<20 {
+		t.Fatalf("reclaimable after dropping 16 MiB = %d MiB; want at least the garbage", got>>20)
+	}
+}
+
+// A release is worth its collection from 8 MiB free, or an eighth of the live heap when that is
+// more: 5,000 pods (~30 MiB live) release bursts of 8 MiB; 50,000 (~300 MiB) of 37.5 MiB, as
+// before the threshold followed the heap.
+func TestBurstThresholdFollowsTheLiveHeap(t *testing.T) {
+	for _, tc := range []struct{ live, want uint64 }{
+		{0, 8 << 20},
+		{30 << 20, 8 << 20},
+		{64 << 20, 8 << 20},
+		{300 << 20, 300 << 20 / 8},
+	} {
+		if got := burstThreshold(tc.live); got != tc.want {
+			t.Errorf("burstThreshold(%d MiB) = %d; want %d", tc.live>>20, got, tc.want)
+		}
+	}
 }
