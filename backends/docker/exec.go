@@ -128,7 +128,7 @@ func (b *Backend) Exec(ctx context.Context, sandboxID string, req backends.ExecR
 			_ = att.CloseWrite()
 		}()
 	}
-	stdout, stderr := &cappedBuffer{max: MaxExecOutput}, &cappedBuffer{max: MaxExecOutput}
+	stdout, stderr := &backends.CappedBuffer{Max: MaxExecOutput}, &backends.CappedBuffer{Max: MaxExecOutput}
 	done := make(chan error, 1)
 	go func() {
 		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
@@ -172,7 +172,7 @@ func (b *Backend) Exec(ctx context.Context, sandboxID string, req backends.ExecR
 		return res, b.wrap(fmt.Errorf("exec in %s: exit code: %w", name, err))
 	}
 	res.ExitCode, res.Stdout, res.Stderr = ins.ExitCode, stdout.Bytes(), stderr.Bytes()
-	if stdout.dropped || stderr.dropped {
+	if stdout.Dropped() || stderr.Dropped() {
 		return res, fmt.Errorf("exec in %s: %w at %d bytes per stream", name, ErrOutputTruncated, MaxExecOutput)
 	}
 	return res, nil
@@ -265,22 +265,4 @@ func (b *Backend) waitExecEnd(execID string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return errors.New("process still running 5s after SIGKILL")
-}
-
-// cappedBuffer keeps the first max bytes written and drops the rest, remembering that it did.
-type cappedBuffer struct {
-	bytes.Buffer
-	max     int
-	dropped bool
-}
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); room < len(p) {
-		c.dropped = true
-		if room > 0 {
-			c.Buffer.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return c.Buffer.Write(p)
 }

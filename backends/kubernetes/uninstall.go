@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/internal/staticbin"
 )
@@ -53,7 +54,7 @@ func (h helperUninstaller) UninstallRelease(ctx context.Context, ns, release str
 		args = append(args, "--context", h.context)
 	}
 	cmd := exec.CommandContext(ctx, bin, append(args, "--", release)...)
-	stderr := &boundedBuffer{max: helperMaxStderr}
+	stderr := &backends.CappedBuffer{Max: helperMaxStderr}
 	cmd.Stderr = stderr
 	err = cmd.Run()
 	if ctx.Err() != nil {
@@ -80,18 +81,3 @@ type noUninstaller struct{}
 func (noUninstaller) UninstallRelease(_ context.Context, ns, release string, _ time.Duration) (bool, error) {
 	return true, fmt.Errorf("helm uninstall %s/%s: this backend was given no Helm uninstaller (Options.Uninstaller)", ns, release)
 }
-
-// boundedBuffer keeps the first max bytes written to it (a helper's error output).
-type boundedBuffer struct {
-	b   []byte
-	max int
-}
-
-func (w *boundedBuffer) Write(p []byte) (int, error) {
-	if room := w.max - len(w.b); room > 0 {
-		w.b = append(w.b, p[:min(len(p), room)]...)
-	}
-	return len(p), nil
-}
-
-func (w *boundedBuffer) String() string { return string(w.b) }
