@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -90,5 +91,42 @@ func TestProcReaders(t *testing.T) {
 	}
 	if c1, _ := cpuTime(os.Getpid()); c1 <= c0 {
 		t.Errorf("cpuTime did not advance over 150 ms of busy loop: %v → %v", c0, c1)
+	}
+}
+
+// Key presses are pooled across runs (a run's p99 is its slowest press) and saved per start.
+func TestKeysPooledAndSaved(t *testing.T) {
+	ms := func(vs ...int) (ds []time.Duration) {
+		for _, v := range vs {
+			ds = append(ds, time.Duration(v)*time.Millisecond)
+		}
+		return ds
+	}
+	tools := []*tool{{name: "rangekeeper"}, {name: "k9s"}}
+	all := []result{
+		{tool: "rangekeeper", pods: 5000, keys: ms(10, 20, 300), refKeys: ms(5)},
+		{tool: "rangekeeper", pods: 5000, keys: ms(30, 40), refKeys: ms(7, 9)},
+		{tool: "rangekeeper", pods: 50000, keys: ms(1000)}, // another size: not pooled with these
+		{tool: "k9s", pods: 5000}, // no help marker: no presses
+	}
+	got := pooledKeys(all, 5000, tools)
+	want := "\nrangekeeper at 5000 pods, key presses of 2 runs pooled: while loading p50 30.0 ms, p90 300.0 ms, p99 300.0 ms (n=5); reference p99 9.0 ms (n=3)\n"
+	if got != want {
+		t.Errorf("pooledKeys =\n%q\nwant\n%q", got, want)
+	}
+	if got := pooledKeys(all, 50000, tools); got != "" {
+		t.Errorf("one run pooled: %q, want nothing", got)
+	}
+
+	b := &bench{out: t.TempDir()}
+	if err := b.saveKeys("rangekeeper", 5000, result{keys: ms(12), idleKeys: ms(3), refKeys: ms(4)}); err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(filepath.Join(b.out, "keys-rangekeeper-5000-001.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "loading\t12.000\nfull\t3.000\nreference\t4.000\n"; string(body) != want {
+		t.Errorf("saved presses %q, want %q", body, want)
 	}
 }

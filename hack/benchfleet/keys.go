@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -126,4 +127,25 @@ func quantile(ds []time.Duration, q float64) float64 {
 	slices.Sort(s)
 	i := max(0, int(math.Ceil(q*float64(len(s))))-1)
 	return float64(s[i].Microseconds()) / 1000
+}
+
+// saveKeys writes a start's key presses, one per line ("loading", "full" or "reference", then
+// milliseconds), to keys-TOOL-PODS-N.tsv in the output directory: a p99 of 40-50 presses is their
+// largest, so comparing two builds needs the presses of several starts pooled.
+func (b *bench) saveKeys(tool string, pods int, r result) error {
+	if len(r.keys)+len(r.idleKeys) == 0 {
+		return nil
+	}
+	b.keySets++
+	var out strings.Builder
+	for _, set := range []struct {
+		phase string
+		ds    []time.Duration
+	}{{"loading", r.keys}, {"full", r.idleKeys}, {"reference", r.refKeys}} {
+		for _, d := range set.ds {
+			fmt.Fprintf(&out, "%s\t%.3f\n", set.phase, float64(d.Microseconds())/1000)
+		}
+	}
+	name := filepath.Join(b.out, fmt.Sprintf("keys-%s-%d-%03d.tsv", tool, pods, b.keySets))
+	return os.WriteFile(name, []byte(out.String()), 0o644)
 }

@@ -50,6 +50,7 @@ type bench struct {
 	demo                bool // measuring `rangekeeper demo --fleet demoFleet`
 	demoFleet           int
 	start               time.Time
+	keySets             int // key-press sample files written (saveKeys)
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -206,11 +207,13 @@ func run() error {
 }
 
 // measureAgain measures every tool at the held fleet size at each SIGUSR1 until ctx ends,
-// printing (and saving as report-N.txt) one report per round.
+// printing (and saving as report-N.txt) one report per round, with the key presses of all rounds
+// so far pooled.
 func (b *bench) measureAgain(ctx context.Context, tools []*tool, pods, runs int) error {
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	defer signal.Stop(usr1)
+	var every []result // every round's, for the pooled key presses
 	for round := 2; ; round++ {
 		b.logf("holding %d pods: kill -USR1 %d to measure again; interrupt to stop", pods, os.Getpid())
 		select {
@@ -222,7 +225,8 @@ func (b *bench) measureAgain(ctx context.Context, tools []*tool, pods, runs int)
 		if ctx.Err() != nil {
 			return nil
 		}
-		rep := report(all, []int{pods}, tools, b)
+		every = append(every, all...)
+		rep := report(all, []int{pods}, tools, b) + pooledKeys(every, pods, tools)
 		fmt.Print(rep)
 		if err := os.WriteFile(filepath.Join(b.out, fmt.Sprintf("report-%d.txt", round)), []byte(rep), 0o644); err != nil {
 			return err
@@ -245,6 +249,9 @@ func (b *bench) round(ctx context.Context, tools []*tool, pods, runs int, label 
 			}
 			if b.keys && ctx.Err() == nil {
 				r.keys, r.idleKeys, r.refKeys, r.keysErr = b.keysWhileLoading(ctx, t, pods, run)
+				if err := b.saveKeys(t.name, pods, r); err != nil {
+					b.logf("  %s: %v", t.name, err)
+				}
 				if r.keysErr != nil {
 					b.logf("  %s keys while loading: %v", t.name, firstLines(r.keysErr.Error(), 1))
 				} else if len(r.keys) > 0 {
