@@ -203,17 +203,17 @@ func run() error {
 	if err := os.WriteFile(filepath.Join(b.out, "report.txt"), []byte(rep), 0o644); err != nil || !*again {
 		return err
 	}
-	return b.measureAgain(ctx, tools, sizes[len(sizes)-1], *runs)
+	return b.measureAgain(ctx, tools, sizes[len(sizes)-1], *runs, all)
 }
 
 // measureAgain measures every tool at the held fleet size at each SIGUSR1 until ctx ends,
 // printing (and saving as report-N.txt) one report per round, with the key presses of all rounds
-// so far pooled.
-func (b *bench) measureAgain(ctx context.Context, tools []*tool, pods, runs int) error {
+// so far pooled, the first report's (first) included.
+func (b *bench) measureAgain(ctx context.Context, tools []*tool, pods, runs int, first []result) error {
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	defer signal.Stop(usr1)
-	var every []result // every round's, for the pooled key presses
+	every := first // every round's, for the pooled key presses (pooledKeys picks the size)
 	for round := 2; ; round++ {
 		b.logf("holding %d pods: kill -USR1 %d to measure again; interrupt to stop", pods, os.Getpid())
 		select {
