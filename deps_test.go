@@ -52,6 +52,8 @@ var rules = []rule{
 		why: "every floor (state, backends, views, cmd) passes what it writes or shows through redact, so it is a leaf"},
 	{pkg: module + "/internal/hostlock", banned: []string{module + "/"},
 		why: "the host-wide sandbox lock is a primitive under the action layer, a leaf"},
+	{pkg: module + "/internal/inputfirst", banned: []string{module + "/"},
+		why: "the operator's input signal is marked by the programs and read by the backends' loads, so it is a leaf both may import"},
 	{pkg: module + "/internal/staticbin", banned: []string{module + "/"},
 		why: "the probe and verify's canary both read their helper binary through it, so it is a leaf"},
 

@@ -5,6 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/rangekeeper/rangekeeper/tui"
 )
 
 // Terminal is a client's terminal, as a transport relays it to a session's program.
@@ -36,7 +37,7 @@ func (d *Daemon) NewScreen(hs *Session, t Terminal) *Screen {
 	out := NewFrameWriter(t.Out, t.Frames)
 	p := tea.NewProgram(d.Model(hs), tea.WithInput(t.In), tea.WithOutput(out), tea.WithFPS(t.FPS),
 		tea.WithEnvironment(t.Env), tea.WithColorProfile(colorprofile.Env(t.Env)),
-		tea.WithWindowSize(t.Cols, t.Rows), tea.WithContext(d.ctx))
+		tea.WithWindowSize(t.Cols, t.Rows), tea.WithContext(d.ctx), tui.InputFirst())
 	out.OnResume = func() { go p.Send(tea.ClearScreen()) }
 	return &Screen{hs: hs, p: p, out: out}
 }

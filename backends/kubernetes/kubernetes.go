@@ -12,6 +12,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/config"
+	"github.com/rangekeeper/rangekeeper/internal/inputfirst"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -56,6 +57,9 @@ type Options struct {
 	// Uninstaller runs Helm's uninstall for a teardown. Open defaults to the Helm helper
 	// (rangekeeper-helm) on the same kubeconfig context; NewForConfig has no default.
 	Uninstaller ReleaseUninstaller
+	// Input, when set, paces the pods' initial list while the operator presses keys
+	// (internal/inputfirst); New sets the process's signal.
+	Input *inputfirst.Signal
 }
 
 // Backend is one Kubernetes context. It satisfies backends.Backend, TearDowner, Resetter,
@@ -75,6 +79,7 @@ type Backend struct {
 	snap        snapCap       // cached snapshot capability (volsnap.go)
 	policy      catalog.RuntimePolicy
 	uninstaller ReleaseUninstaller
+	input       *inputfirst.Signal // paces the pods' initial list while the operator types (nil: never)
 }
 
 var (
@@ -90,7 +95,7 @@ var (
 // policy grades the sandboxed-runtime rule.
 func New(cfg config.KubernetesConfig, policy catalog.RuntimePolicy) ([]*Backend, error) {
 	if cfg.InCluster {
-		b, err := Open(Options{InCluster: true, Namespaces: cfg.Namespaces, RuntimePolicy: policy})
+		b, err := Open(Options{InCluster: true, Namespaces: cfg.Namespaces, RuntimePolicy: policy, Input: &inputfirst.Operator})
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +107,8 @@ func New(cfg config.KubernetesConfig, policy catalog.RuntimePolicy) ([]*Backend,
 	}
 	var out []*Backend
 	for _, c := range contexts {
-		b, err := Open(Options{Kubeconfig: cfg.Kubeconfig, Context: c, Namespaces: cfg.Namespaces, RuntimePolicy: policy})
+		b, err := Open(Options{Kubeconfig: cfg.Kubeconfig, Context: c, Namespaces: cfg.Namespaces, RuntimePolicy: policy,
+			Input: &inputfirst.Operator})
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +171,8 @@ func NewForConfig(name string, rc *rest.Config, o Options) (*Backend, error) {
 	if rc.QPS == 0 {
 		rc.QPS, rc.Burst = 50, 100
 	}
-	b := &Backend{context: name, rc: rc, workers: o.Workers, health: o.HealthInterval, policy: o.RuntimePolicy, uninstaller: o.Uninstaller}
+	b := &Backend{context: name, rc: rc, workers: o.Workers, health: o.HealthInterval, policy: o.RuntimePolicy, uninstaller: o.Uninstaller,
+		input: o.Input}
 	if b.uninstaller == nil {
 		b.uninstaller = noUninstaller{}
 	}

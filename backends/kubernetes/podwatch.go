@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/rangekeeper/rangekeeper/internal/inputfirst"
 )
 
 // podListWatch lists and watches the sandbox pods of ns ("" for all). The watch (and with it the
@@ -27,7 +29,11 @@ import (
 // CPU while the table loaded, and most of the garbage the collector then marked (issue 18). The
 // list (used only when the server cannot stream) decodes whole pods; the informer's transform
 // makes them the same cachedPods.
-func podListWatch(rc rest.Interface, ns, selector string, specs *specTable) *cache.ListWatch {
+//
+// While the operator presses keys (input, when set), the streamed initial list is paced
+// (internal/inputfirst): the API server sends it only as fast as it is read, so the machine's
+// cores go to the keys first. Live events after the list are never paced.
+func podListWatch(rc rest.Interface, ns, selector string, specs *specTable, input *inputfirst.Signal) *cache.ListWatch {
 	req := func(opts *metav1.ListOptions) *rest.Request {
 		opts.LabelSelector = selector
 		return rc.Get().Namespace(ns).Resource("pods").VersionedParams(opts, scheme.ParameterCodec)
@@ -43,7 +49,7 @@ func podListWatch(rc rest.Interface, ns, selector string, specs *specTable) *cac
 			if err != nil {
 				return nil, err
 			}
-			return watchapi.NewStreamWatcher(&podEvents{body: body, specs: specs},
+			return watchapi.NewStreamWatcher(&podEvents{body: body, specs: specs, pace: newListPacer(input)},
 				apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 		},
 	}
@@ -62,9 +68,23 @@ type podEvents struct {
 	body  io.ReadCloser
 	specs *specTable
 	frame []byte // the current frame (reused)
+	pace  *inputfirst.Pacer
+	// listed: the initial events have ended (their bookmark came); the pace applies before.
+	listed bool
+}
+
+// newListPacer paces a watch's initial list by input (nil: never).
+func newListPacer(input *inputfirst.Signal) *inputfirst.Pacer {
+	if input == nil {
+		return nil
+	}
+	return &inputfirst.Pacer{Signal: input}
 }
 
 func (d *podEvents) Decode() (watchapi.EventType, runtime.Object, error) {
+	if !d.listed {
+		d.pace.Step()
+	}
 	var size [4]byte
 	if _, err := io.ReadFull(d.body, size[:]); err != nil {
 		return "", nil, err // io.EOF: the stream ended
@@ -83,6 +103,11 @@ func (d *podEvents) Decode() (watchapi.EventType, runtime.Object, error) {
 	typ, obj, err := d.decodeEvent(d.frame)
 	if err != nil {
 		return "", nil, fmt.Errorf("pod watch: %w", err)
+	}
+	if typ == watchapi.Bookmark {
+		if p, ok := obj.(*cachedPod); ok && p.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+			d.listed = true
+		}
 	}
 	return typ, obj, nil
 }

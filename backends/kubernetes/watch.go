@@ -110,7 +110,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		// No namespace index (the informer factory's default): nothing looks pods up by
 		// namespace, and each of 50,000 pods would be indexed twice. prepare adds byRelease.
 		// The watch's objects are cachedPods (podListWatch); the reflector drops any of another type.
-		pi := cache.NewSharedIndexInformer(podListWatch(b.cs.CoreV1().RESTClient(), ns, LabelService, w.specs), &cachedPod{}, 0, cache.Indexers{})
+		pi := cache.NewSharedIndexInformer(podListWatch(b.cs.CoreV1().RESTClient(), ns, LabelService, w.specs, b.input), &cachedPod{}, 0, cache.Indexers{})
 		ok, err := w.prepare(pi, w.specs.transform, releaseKeyOfPod)
 		if err != nil {
 			return err

@@ -27,7 +27,7 @@ func runTUI(ctx context.Context, f *factory) error {
 	}
 	ctx, hangUp := context.WithCancelCause(ctx)
 	defer hangUp(nil)
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(tui.FPS)}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(tui.FPS), tui.InputFirst()}
 	if in, ok := f.In.(*os.File); ok && f.stdinTTY {
 		opts = append(opts, tea.WithInput(terminalInput{File: in, gone: func() { hangUp(errTerminalGone) }}))
 	}

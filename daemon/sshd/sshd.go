@@ -20,6 +20,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/daemon"
 	"github.com/rangekeeper/rangekeeper/operators"
+	"github.com/rangekeeper/rangekeeper/tui"
 )
 
 // Options configure the SSH listener.
@@ -210,7 +211,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		return nil
 	}
 	out := daemon.NewFrameWriter(sess, s.opts.OutputFrames)
-	opts := append(bubbletea.MakeOptions(sess), tea.WithOutput(out), tea.WithFPS(s.opts.FPS))
+	opts := append(bubbletea.MakeOptions(sess), tea.WithOutput(out), tea.WithFPS(s.opts.FPS), tui.InputFirst())
 	p := tea.NewProgram(s.d.Model(hs), opts...)
 	out.OnResume = func() { go p.Send(tea.ClearScreen()) }
 	hs.Attach(p)
