@@ -21,58 +21,62 @@ import (
 // Then, the table full, idleKeys more presses give the floor (the terminal path: tmux, the
 // renderer's frame rate, the capture itself, whose resolution is one tmux process). Tools
 // without a help marker (k9s) are not measured.
-func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (loading, idle, ref []time.Duration, err error) {
+//
+// full is that start's own full live table (from its launch): how long the load took with
+// someone pressing keys through all of it (the workbench paces its load while keys come).
+func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (loading, idle, ref []time.Duration, full time.Duration, err error) {
 	if t.helpShown == nil {
-		return nil, nil, nil, nil
+		return nil, nil, nil, 0, nil
 	}
 	releases := pods / b.spec.perRel
 	refPane, err := b.startReference()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, 0, err
 	}
 	defer refPane.kill()
 	rn, err := b.launch(t, pods, run, "keys")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, 0, err
 	}
 	defer rn.stop(t)
 	p := rn.p
 	if _, _, err := p.waitFor(ctx, t.firstFrame, 5*time.Millisecond, 30*time.Second); err != nil {
-		return nil, nil, nil, fmt.Errorf("no first frame: %w", err)
+		return nil, nil, nil, 0, fmt.Errorf("no first frame: %w", err)
 	}
 	deadline := time.Now().Add(b.loadTimeout)
 	refOpened := false
-	for open, full := false, false; len(idle) < idleKeys; {
+	for open, isFull := false, false; len(idle) < idleKeys; {
 		if err := p.keys(t.helpKey); err != nil {
-			return loading, idle, ref, err
+			return loading, idle, ref, full, err
 		}
 		k0 := time.Now() // the key is in the pane once send-keys returns; its own start-up is not the tool's
 		open = !open
 		at, s, err := p.poll(ctx, func(s string) bool { return t.helpShown(s) == open }, 10*time.Second)
 		if err != nil {
-			return loading, idle, ref, fmt.Errorf("key %d (help open=%v) never reached the screen: %w", len(loading)+len(idle)+1, open, err)
+			return loading, idle, ref, full, fmt.Errorf("key %d (help open=%v) never reached the screen: %w", len(loading)+len(idle)+1, open, err)
 		}
-		if full {
+		if isFull {
 			idle = append(idle, at.Sub(k0))
 		} else {
 			loading = append(loading, at.Sub(k0))
 			d, err := refPress(ctx, refPane, &refOpened)
 			if err != nil {
-				return loading, idle, ref, err
+				return loading, idle, ref, full, err
 			}
 			ref = append(ref, d)
 		}
-		if !open && !full {
-			if full = t.full(s, releases, pods); full {
+		if !open && !isFull {
+			if isFull = t.full(s, releases, pods); isFull {
+				full = at.Sub(rn.start)
 				time.Sleep(2 * time.Second) // past the load's tail
 			}
 		}
-		if !full && at.After(deadline) {
-			return loading, idle, ref, fmt.Errorf("no full table within %s", b.loadTimeout)
+		if !isFull && at.After(deadline) {
+			return loading, idle, ref, full, fmt.Errorf("no full table within %s", b.loadTimeout)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return loading, idle, ref, nil
+	return loading, idle, ref, full, nil
 }
 
 // startReference runs echoRef (this binary) in a tmux server of its own, shown and ready.

@@ -248,15 +248,15 @@ func (b *bench) round(ctx context.Context, tools []*tool, pods, runs int, label 
 				b.logf("  %s: %v", t.name, r.err)
 			}
 			if b.keys && ctx.Err() == nil {
-				r.keys, r.idleKeys, r.refKeys, r.keysErr = b.keysWhileLoading(ctx, t, pods, run)
+				r.keys, r.idleKeys, r.refKeys, r.keysFull, r.keysErr = b.keysWhileLoading(ctx, t, pods, run)
 				if err := b.saveKeys(t.name, pods, r); err != nil {
 					b.logf("  %s: %v", t.name, err)
 				}
 				if r.keysErr != nil {
 					b.logf("  %s keys while loading: %v", t.name, firstLines(r.keysErr.Error(), 1))
 				} else if len(r.keys) > 0 {
-					b.logf("  %s: key→frame while loading p50 %.1f ms, p99 %.1f ms (n=%d); when full p50 %.1f ms, p99 %.1f ms (n=%d); reference while loading p50 %.1f ms, p99 %.1f ms", t.name,
-						quantile(r.keys, 0.5), quantile(r.keys, 0.99), len(r.keys), quantile(r.idleKeys, 0.5), quantile(r.idleKeys, 0.99), len(r.idleKeys),
+					b.logf("  %s: key→frame while loading p50 %.1f ms, p99 %.1f ms (n=%d; full table after %s); when full p50 %.1f ms, p99 %.1f ms (n=%d); reference while loading p50 %.1f ms, p99 %.1f ms", t.name,
+						quantile(r.keys, 0.5), quantile(r.keys, 0.99), len(r.keys), r.keysFull.Round(time.Millisecond), quantile(r.idleKeys, 0.5), quantile(r.idleKeys, 0.99), len(r.idleKeys),
 						quantile(r.refKeys, 0.5), quantile(r.refKeys, 0.99))
 				}
 			}

@@ -28,6 +28,7 @@ type result struct {
 	keys      []time.Duration // key press → frame, while loading (a second start)
 	idleKeys  []time.Duration // the same once that start's table is full: the floor
 	refKeys   []time.Duration // the reference program's key → frame, pressed between the tool's while it loads
+	keysFull  time.Duration   // the keys start's full live table: the load with keys pressed all through
 	keysErr   error           // the keys phase failed (its figures do not count)
 	// A start on the home the measured run left (its cache): launch → first frame, and →
 	// the first frame that shows every release (from the cache or live).

@@ -38,6 +38,7 @@ func report(all []result, sizes []int, tools []*tool, b *bench) string {
 		{"key→frame p99 loading", func(r result) float64 { return keysOr(r, quantile(r.keys, 0.99)) }, ms1},
 		{"reference p50 loading", func(r result) float64 { return keysOr(r, quantile(r.refKeys, 0.5)) }, ms1},
 		{"reference p99 loading", func(r result) float64 { return keysOr(r, quantile(r.refKeys, 0.99)) }, ms1},
+		{"full table, keys pressed", func(r result) float64 { return keysOr(r, r.keysFull.Seconds()) }, secs},
 		{"key→frame p99 full", func(r result) float64 { return keysOr(r, quantile(r.idleKeys, 0.99)) }, ms1},
 		{"restart: first frame", func(r result) float64 { return restartOr(r, r.restartFrame) }, ms},
 		{"restart: every release", func(r result) float64 { return restartOr(r, r.restartRows) }, ms},
