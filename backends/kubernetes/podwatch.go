@@ -29,10 +29,8 @@ import (
 // CPU while the table loaded, and most of the garbage the collector then marked (issue 18). The
 // list (used only when the server cannot stream) decodes whole pods; the informer's transform
 // makes them the same cachedPods.
-//
 // While the operator presses keys (input, when set), the streamed initial list is paced
-// (internal/inputfirst): the API server sends it only as fast as it is read, so the machine's
-// cores go to the keys first. Live events after the list are never paced.
+// (listPace).
 func podListWatch(rc rest.Interface, ns, selector string, specs *specTable, input *inputfirst.Signal) *cache.ListWatch {
 	req := func(opts *metav1.ListOptions) *rest.Request {
 		opts.LabelSelector = selector
@@ -49,7 +47,7 @@ func podListWatch(rc rest.Interface, ns, selector string, specs *specTable, inpu
 			if err != nil {
 				return nil, err
 			}
-			return watchapi.NewStreamWatcher(&podEvents{body: body, specs: specs, pace: newListPacer(input)},
+			return watchapi.NewStreamWatcher(&podEvents{body: body, specs: specs, pace: newListPace(input)},
 				apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 		},
 	}
@@ -68,23 +66,11 @@ type podEvents struct {
 	body  io.ReadCloser
 	specs *specTable
 	frame []byte // the current frame (reused)
-	pace  *inputfirst.Pacer
-	// listed: the initial events have ended (their bookmark came); the pace applies before.
-	listed bool
-}
-
-// newListPacer paces a watch's initial list by input (nil: never).
-func newListPacer(input *inputfirst.Signal) *inputfirst.Pacer {
-	if input == nil {
-		return nil
-	}
-	return &inputfirst.Pacer{Signal: input}
+	pace  listPace
 }
 
 func (d *podEvents) Decode() (watchapi.EventType, runtime.Object, error) {
-	if !d.listed {
-		d.pace.Step()
-	}
+	d.pace.step()
 	var size [4]byte
 	if _, err := io.ReadFull(d.body, size[:]); err != nil {
 		return "", nil, err // io.EOF: the stream ended
@@ -104,10 +90,8 @@ func (d *podEvents) Decode() (watchapi.EventType, runtime.Object, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("pod watch: %w", err)
 	}
-	if typ == watchapi.Bookmark {
-		if p, ok := obj.(*cachedPod); ok && p.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
-			d.listed = true
-		}
+	if p, ok := obj.(*cachedPod); ok {
+		d.pace.saw(typ, p.Annotations)
 	}
 	return typ, obj, nil
 }

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +17,6 @@ import (
 	watchapi "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/randfill"
-
-	"github.com/rangekeeper/rangekeeper/internal/inputfirst"
 )
 
 // The direct decode reads the pod cache's fields off the wire and looks specs up by the bytes
@@ -129,65 +126,6 @@ func TestPodEventsDecodesTheWatchStream(t *testing.T) {
 	}
 	if _, _, err := d.Decode(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the last event: %v, want io.EOF", err)
-	}
-}
-
-// While the operator types, the initial list is paced (the server streams it only as fast as it
-// is read); from the end-of-initial-events bookmark on, live events are not.
-func TestPodEventsPacesOnlyTheInitialListWhileTyping(t *testing.T) {
-	pods, _ := renderAgentEnv(t, "lsphdyup", "evals", nil)
-	pod := servedPod(pods[0], 7)
-	bookmark := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "4242",
-		Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
-	const listed, live = 400, 400
-	var events []watchapi.Event
-	for range listed {
-		events = append(events, watchapi.Event{Type: watchapi.Added, Object: pod})
-	}
-	events = append(events, watchapi.Event{Type: watchapi.Bookmark, Object: bookmark})
-	for range live {
-		events = append(events, watchapi.Event{Type: watchapi.Modified, Object: pod})
-	}
-	stream := watchFrames(t, events...)
-
-	for _, typing := range []bool{false, true} {
-		var input inputfirst.Signal
-		if typing {
-			input.Mark()
-		}
-		var slept []time.Duration
-		var sleptAt []int
-		pace := newListPacer(&input)
-		pace.Window = time.Hour // the test's own speed must not end the window
-		d := &podEvents{body: io.NopCloser(bytes.NewReader(stream)), specs: newSpecTable(PostureOptions{}), pace: pace}
-		n := 0
-		pace.Sleep = func(dt time.Duration) { slept = append(slept, dt); sleptAt = append(sleptAt, n) }
-		for ; ; n++ {
-			if _, _, err := d.Decode(); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-		}
-		if n != listed+1+live {
-			t.Fatalf("decoded %d events, want %d", n, listed+1+live)
-		}
-		if !typing {
-			if len(slept) != 0 {
-				t.Fatalf("paced %d times with nobody typing", len(slept))
-			}
-			continue
-		}
-		var total time.Duration
-		for _, dt := range slept {
-			total += dt
-		}
-		if want := listed * time.Second / inputfirst.DefaultRate; total < want*9/10 || total > want*11/10 {
-			t.Errorf("the %d listed pods slept %v while typing, want about %v (the default rate)", listed, total, want)
-		}
-		if last := sleptAt[len(sleptAt)-1]; last > listed {
-			t.Errorf("paced at event %d, after the initial list ended (event %d)", last, listed)
-		}
 	}
 }
 

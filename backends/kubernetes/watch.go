@@ -135,7 +135,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 			mf.Start(ctx.Done())
 		}
 		if w.cilium {
-			ci := cache.NewSharedIndexInformer(policyListWatch(b.cs.CoreV1().RESTClient(), ns), &cachedPolicy{}, 0, cache.Indexers{})
+			ci := cache.NewSharedIndexInformer(policyListWatch(b.cs.CoreV1().RESTClient(), ns, b.input), &cachedPolicy{}, 0, cache.Indexers{})
 			ok, err := w.prepare(ci, w.specs.cachePolicy, releaseKeyOfPolicy)
 			if err != nil {
 				return err
