@@ -239,3 +239,18 @@ func TestBurstThresholdFollowsTheLiveHeap(t *testing.T) {
 		}
 	}
 }
+
+// A release waits for the operator to stop typing: its burst of CPU would hold their keys.
+func TestReleaseSkippedWhileTheOperatorTypes(t *testing.T) {
+	typing, released := true, 0
+	release := unlessTyping(func() bool { return typing }, func() { released++ })
+	release()
+	if released != 0 {
+		t.Fatal("released while the operator was typing")
+	}
+	typing = false
+	release()
+	if released != 1 {
+		t.Fatalf("released %d times once the operator stopped, want 1", released)
+	}
+}
