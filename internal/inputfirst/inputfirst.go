@@ -5,7 +5,9 @@
 // (issue 18, hack/benchfleet/FINDINGS.md). Pacing the load always would cost every start its
 // speed; pacing it only while the operator presses keys costs the load time only when someone
 // is waiting on the screen. The programs mark a Signal on each key, mouse press or paste; a load
-// steps a Pacer once per item.
+// steps a Pacer once per item (the Kubernetes backend: each object of a watch's initial list,
+// each sandbox a reset builds), and deferrable work checks Active (the memory release after a
+// load).
 package inputfirst
 
 import (
