@@ -57,8 +57,8 @@ type Options struct {
 	// Uninstaller runs Helm's uninstall for a teardown. Open defaults to the Helm helper
 	// (rangekeeper-helm) on the same kubeconfig context; NewForConfig has no default.
 	Uninstaller ReleaseUninstaller
-	// Input, when set, paces the pods' initial list while the operator presses keys
-	// (internal/inputfirst); New sets the process's signal.
+	// Input, when set, paces the initial lists (pods, policies) and the fleet's reset after
+	// them while the operator presses keys (internal/inputfirst); New sets the process's signal.
 	Input *inputfirst.Signal
 }
 
@@ -79,7 +79,7 @@ type Backend struct {
 	snap        snapCap       // cached snapshot capability (volsnap.go)
 	policy      catalog.RuntimePolicy
 	uninstaller ReleaseUninstaller
-	input       *inputfirst.Signal // paces the pods' initial list while the operator types (nil: never)
+	input       *inputfirst.Signal // paces the initial load while the operator types (nil: never)
 }
 
 var (
