@@ -30,7 +30,12 @@ type Signal struct{ last atomic.Int64 } // time.Since(epoch) at the last input, 
 func (s *Signal) Mark() { s.markAt(time.Since(epoch)) }
 
 // Active reports whether input came within DefaultWindow.
-func (s *Signal) Active() bool { return s.activeAt(time.Since(epoch), DefaultWindow) }
+func (s *Signal) Active() bool { return s.ActiveWithin(DefaultWindow) }
+
+// ActiveWithin reports whether input came within window.
+func (s *Signal) ActiveWithin(window time.Duration) bool {
+	return s.activeAt(time.Since(epoch), window)
+}
 
 func (s *Signal) markAt(t time.Duration) { s.last.Store(int64(t) + 1) }
 
