@@ -12,16 +12,13 @@ import (
 // pods (and as many policies after them) the machine's cores go to the keys first. From the
 // end-of-initial-events bookmark on, live events pass unpaced. The zero value never paces.
 type listPace struct {
-	pacer  *inputfirst.Pacer
-	listed bool // the initial events have ended
+	pacer  inputfirst.Pacer // without a Signal it never waits
+	listed bool             // the initial events have ended
 }
 
 // newListPace paces by input (nil: never).
 func newListPace(input *inputfirst.Signal) listPace {
-	if input == nil {
-		return listPace{}
-	}
-	return listPace{pacer: &inputfirst.Pacer{Signal: input}}
+	return listPace{pacer: inputfirst.Pacer{Signal: input}}
 }
 
 // step comes before each event is read.

@@ -154,7 +154,7 @@ func TestResetPacedWhileTypingStillEmitsTheFleet(t *testing.T) {
 			var events []backends.Event
 			w := &watcher{b: &Backend{context: "envtest"}, pods: []cache.SharedIndexInformer{inf}, specs: specs,
 				dirty: map[string]struct{}{}, emitted: map[string]bool{}, emit: func(e backends.Event) { events = append(events, e) },
-				resetPace: &inputfirst.Pacer{Signal: &input, Rate: resetRate, Window: time.Hour, Sleep: func(d time.Duration) { slept += d }}}
+				resetPace: inputfirst.Pacer{Signal: &input, Rate: resetRate, Window: time.Hour, Sleep: func(d time.Duration) { slept += d }}}
 			w.reset()
 			if len(events) != 1 || events[0].Type != backends.EventReset || len(events[0].Sandboxes) != releases {
 				t.Fatalf("reset emitted %d events (first: %+v), want one reset of %d sandboxes", len(events), events, releases)

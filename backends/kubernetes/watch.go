@@ -86,7 +86,7 @@ type watcher struct {
 	specs *specTable // the pod specs of this watch, interned (podcache.go)
 	// resetPace paces a reset's building of sandboxes while the operator types: at 50,000 pods
 	// the reset after the list is ~0.7 s of CPU in one burst, which kept keys from a core.
-	resetPace *inputfirst.Pacer
+	resetPace inputfirst.Pacer
 }
 
 // resetRate is how many sandboxes a reset builds a second while the operator types: 25,000
@@ -108,10 +108,8 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w := &watcher{b: b, emit: emit, cancel: cancel, dirty: map[string]struct{}{}, kick: make(chan struct{}, 1), emitted: map[string]bool{},
-		specs: newSpecTable(PostureOptions{RuntimePolicy: b.policy, RuntimeClasses: b.runtimeClasses(ctx)})}
-	if b.input != nil {
-		w.resetPace = &inputfirst.Pacer{Signal: b.input, Rate: resetRate}
-	}
+		specs:     newSpecTable(PostureOptions{RuntimePolicy: b.policy, RuntimeClasses: b.runtimeClasses(ctx)}),
+		resetPace: inputfirst.Pacer{Signal: b.input, Rate: resetRate}} // no input signal: never waits
 	w.cilium = b.hasCilium(ctx)
 	b.refreshSnapshotCapability(ctx) // so Unsupported, called by the UI, never waits
 

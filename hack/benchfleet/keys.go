@@ -22,8 +22,8 @@ import (
 // renderer's frame rate, the capture itself, whose resolution is one tmux process). Tools
 // without a help marker (k9s) are not measured.
 //
-// full is that start's own full live table (from its launch): how long the load took with
-// someone pressing keys through all of it (the workbench paces its load while keys come).
+// full is that start's own full live table (from its launch; 0 until then): how long the load
+// took with someone pressing keys through all of it (the workbench paces its load while keys come).
 func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (loading, idle, ref []time.Duration, full time.Duration, err error) {
 	if t.helpShown == nil {
 		return nil, nil, nil, 0, nil
@@ -45,7 +45,7 @@ func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (l
 	}
 	deadline := time.Now().Add(b.loadTimeout)
 	refOpened := false
-	for open, isFull := false, false; len(idle) < idleKeys; {
+	for open := false; len(idle) < idleKeys; {
 		if err := p.keys(t.helpKey); err != nil {
 			return loading, idle, ref, full, err
 		}
@@ -55,7 +55,7 @@ func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (l
 		if err != nil {
 			return loading, idle, ref, full, fmt.Errorf("key %d (help open=%v) never reached the screen: %w", len(loading)+len(idle)+1, open, err)
 		}
-		if isFull {
+		if full > 0 {
 			idle = append(idle, at.Sub(k0))
 		} else {
 			loading = append(loading, at.Sub(k0))
@@ -65,13 +65,11 @@ func (b *bench) keysWhileLoading(ctx context.Context, t *tool, pods, run int) (l
 			}
 			ref = append(ref, d)
 		}
-		if !open && !isFull {
-			if isFull = t.full(s, releases, pods); isFull {
-				full = at.Sub(rn.start)
-				time.Sleep(2 * time.Second) // past the load's tail
-			}
+		if !open && full == 0 && t.full(s, releases, pods) {
+			full = at.Sub(rn.start)
+			time.Sleep(2 * time.Second) // past the load's tail
 		}
-		if !isFull && at.After(deadline) {
+		if full == 0 && at.After(deadline) {
 			return loading, idle, ref, full, fmt.Errorf("no full table within %s", b.loadTimeout)
 		}
 		time.Sleep(50 * time.Millisecond)
