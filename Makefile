@@ -29,8 +29,8 @@ build:
 TEST_P ?= 3
 # -vet=off: `make vet` runs every vet analyzer on every package; go test's own vet subset would
 # compute the analyzers' facts for the whole dependency graph once more (150 CPU-s against 12
-# without it for cmd/rangekeeper's test binary alone, measured warm). -ldflags='-s -w': no symbol
-# table or DWARF in test binaries (15.8 → 11.4 CPU-s for cmd/rangekeeper's race link); race reports
+# without it for cli's test binary alone, measured warm). -ldflags='-s -w': no symbol
+# table or DWARF in test binaries (15.8 → 11.4 CPU-s for cli's race link); race reports
 # and panics symbolize from Go's own pclntab, which stays.
 GO_TEST = $(GO) test -race -vet=off -ldflags='-s -w' -count=1 -p $(TEST_P) -timeout 25m
 # `make test` = the Kubernetes tests (they need the control plane, hack/testbin) and every other

@@ -44,6 +44,12 @@ var rules = []rule{
 		why: "tui imports the views; keymap, theme and screen are neutral packages under views, so nothing there needs tui"},
 	{pkg: module + "/cmd", banned: []string{module + "/views"}, direct: true,
 		why: "the CLI reaches screens only through tui, so commands stay testable without a terminal"},
+	{pkg: module + "/cli", banned: []string{module + "/views"}, direct: true,
+		why: "the commands reach screens only through tui, so they stay testable without a terminal"},
+	{pkg: module + "/cmd/rangekeeper", banned: []string{module + "/"}, direct: true, allow: []string{module + "/cli"},
+		why: "the binary's main only calls its command package: every command, flag and dependency is wired (and tested) there"},
+	{pkg: module + "/internal", banned: []string{module + "/"}, allow: []string{module + "/internal/"},
+		why: "internal holds leaves only: small primitives any floor may import, so none of them may import a floor back"},
 	{pkg: module + "/config", banned: []string{module + "/"}, allow: []string{module + "/spec/catalog"},
 		why: "config is read by every floor and depends on none of them (a leaf; it may name the rule vocabulary's policy values, itself a leaf)"},
 	{pkg: module + "/spec/catalog", banned: []string{module + "/"},
@@ -59,7 +65,7 @@ var rules = []rule{
 	{pkg: module + "/internal/staticbin", banned: []string{module + "/"},
 		why: "the probe and verify's canary both read their helper binary through it, so it is a leaf"},
 
-	{pkg: module + "/cmd/rangekeeper", banned: []string{"helm.sh/helm"},
+	{pkg: module + "/cli", banned: []string{"helm.sh/helm"},
 		why: "the Helm SDK's package initialisation cost every workbench start ~26 ms (issue 18); Helm runs in cmd/rangekeeper-helm, through backends/kubernetes/helmrelease"},
 
 	// Team mode (issue 15).
@@ -71,7 +77,7 @@ var rules = []rule{
 	// Issue 19.
 	{pkg: module + "/timeline", banned: ui,
 		why: "the timeline recorder runs wherever a supervisor and a state file do (the workbench today, a daemon later)"},
-	{pkg: module + "/internal/logring", banned: ui,
+	{pkg: module + "/backends/logring", banned: ui,
 		why: "the bounded log ring serves the CLI and backend tests as well as the log screen"},
 
 	// issue 16: the containment watch.

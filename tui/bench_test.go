@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkIdleCPU runs the real program (teatest, real supervisor, 1k sandboxes, the default
-// 1 s tick, the FPS cmd/rangekeeper uses) for a few idle seconds and reports the process's CPU use as a percentage of one core
+// 1 s tick, the FPS the workbench uses) for a few idle seconds and reports the process's CPU use as a percentage of one core
 // (goal < 0.5 %). Run it with -benchtime=1x.
 func BenchmarkIdleCPU(b *testing.B) {
 	const idle = 3 * time.Second

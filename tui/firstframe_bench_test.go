@@ -19,7 +19,7 @@ import (
 // Kubernetes-style sandboxes (34 findings each, as a two-service release has) to the first
 // frame that shows them: the cache read as the workbench reads it (findings left encoded), its
 // rows prepared as the Open command prepares them, installed and rendered (issue 18: < 100 ms;
-// cmd/rangekeeper's BenchmarkFirstFrameFromCache10k times the whole process).
+// cli's BenchmarkFirstFrameFromCache10k times the whole process).
 func BenchmarkFirstFrameFromCache10k(b *testing.B) {
 	const n = 10_000
 	db, err := state.Open(filepath.Join(b.TempDir(), "state.db"))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/internal/ttyshell"
+	"github.com/rangekeeper/rangekeeper/backends/ttyshell"
 	"github.com/rangekeeper/rangekeeper/views/logs"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/views/timeline"

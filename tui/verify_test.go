@@ -14,7 +14,7 @@ import (
 // TestAuthorVerifyInTheWorkbench: V on the author verifies the spec being written through the
 // session's runner, as a task of the action layer whose step follows the run (the task panel
 // shows it); the author shows the steps, and the result opens in the probe report view. The
-// runner stands for the Docker one (cmd/rangekeeper wires verify.RunAction there).
+// runner stands for the Docker one (the cli package wires verify.RunAction there).
 func TestAuthorVerifyInTheWorkbench(t *testing.T) {
 	t.Chdir(t.TempDir()) // the new draft's snapshot is written beside compose.yaml
 	gate := make(chan struct{})

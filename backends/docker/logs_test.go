@@ -14,7 +14,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
-	"github.com/rangekeeper/rangekeeper/internal/logring"
+	"github.com/rangekeeper/rangekeeper/backends/logring"
 )
 
 // readAll drains a stream until it ends or until stop says enough.

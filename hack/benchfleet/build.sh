@@ -18,7 +18,7 @@ fi
 # rangekeeper as `make build` builds it, plus the profiling hook.
 overlay=$(mktemp)
 trap 'rm -f "$overlay"' EXIT
-printf '{"Replace":{"%s":"%s"}}\n' "$repo/cmd/rangekeeper/zz_benchfleet_profhook.go" "$here/profhook/wire.go.txt" > "$overlay"
+printf '{"Replace":{"%s":"%s"}}\n' "$repo/cli/zz_benchfleet_profhook.go" "$here/profhook/wire.go.txt" > "$overlay"
 (cd "$repo" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -overlay "$overlay" -o "$OUT/rangekeeper" ./cmd/rangekeeper)
 # The demo's agent, found beside the binary (benchfleet -demo).
 (cd "$repo" && CGO_ENABLED=0 go build -trimpath -o "$OUT/rangekeeper-demo-agent" ./demos/agent)

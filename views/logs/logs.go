@@ -1,5 +1,5 @@
 // Package logs is the log screen: a member's or a whole sandbox's output followed live into a
-// bounded ring (internal/logring), members interleaved and coloured apart, with timestamps and
+// bounded ring (backends/logring), members interleaved and coloured apart, with timestamps and
 // wrapping on demand, search (`/`, next, previous), pause and jump to the end. Lines arrive
 // through a command (a subscription on a feed pumped off the UI goroutine), never in Update.
 package logs
@@ -10,7 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/rangekeeper/rangekeeper/internal/logring"
+	"github.com/rangekeeper/rangekeeper/backends/logring"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/lineedit"
 	"github.com/rangekeeper/rangekeeper/views/screen"

@@ -8,7 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/rangekeeper/rangekeeper/internal/logring"
+	"github.com/rangekeeper/rangekeeper/backends/logring"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 )

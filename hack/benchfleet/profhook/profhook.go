@@ -1,6 +1,6 @@
 // Package profhook serves Go's pprof endpoints from a rangekeeper built for the bench-fleet
 // harness, when RANGEKEEPER_PPROF names a loopback address (127.0.0.1:PORT, [::1]:PORT or
-// localhost:PORT). The harness compiles it into cmd/rangekeeper with `go build -overlay`
+// localhost:PORT). The harness compiles it into the cli package with `go build -overlay`
 // (wire.go.txt), so the product's sources are unchanged and a normal build has no such hook.
 // Any other address is refused: the hook never listens beyond loopback.
 package profhook

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/internal/redact"
+)
+
+// keepOnly drops, before anything is supervised, the backends `--backend` does not name (a
+// kind such as "docker" or a name such as "docker:default"), closing what they hold: a
+// one-backend listing never waits for, nor reports, the others.
+func (f *factory) keepOnly(all []backends.Backend) []backends.Backend {
+	if f.onlyBackend == "" {
+		return all
+	}
+	var kept []backends.Backend
+	for _, b := range all {
+		if string(b.Kind()) == f.onlyBackend || b.Name() == f.onlyBackend {
+			kept = append(kept, b)
+			continue
+		}
+		if c, ok := b.(backends.Closer); ok {
+			c.Close()
+		}
+	}
+	return kept
+}
+
+// streamLsJSON writes `ls -o json` ({"sandboxes": [...], "backends": [...]}, the lsResult
+// shape) one backend at a time, as each answers, sorted by ID within a backend, one sandbox
+// encoded at a time: the first backend's sandboxes are out while a slow one is still awaited,
+// and memory holds one backend's copy, never the whole document. Backends that do not answer
+// within --wait are reported on stderr, as ReadySupervisor does.
+func streamLsJSON(ctx context.Context, f *factory, s *supervisor.Supervisor, o *lsOptions) error {
+	w := bufio.NewWriterSize(f.Out, 64<<10)
+	ready := make(chan string, len(s.Backends()))
+	wctx, cancel := context.WithTimeout(ctx, o.Wait)
+	defer cancel()
+	for _, b := range s.Backends() {
+		go func() {
+			select {
+			case <-s.Ready(b.Name()):
+				ready <- b.Name()
+			case <-wctx.Done():
+			}
+		}()
+	}
+	var (
+		buf   bytes.Buffer
+		enc   = json.NewEncoder(&buf)
+		first = true
+		err   error
+	)
+	enc.SetIndent("    ", "  ")
+	put := func(v any) {
+		buf.Reset()
+		if e := enc.Encode(v); e != nil && err == nil {
+			err = e
+		}
+		w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	}
+	w.WriteString("{\n  \"sandboxes\": [")
+	answered := map[string]bool{}
+wait:
+	for len(answered) < len(s.Backends()) {
+		select {
+		case name := <-ready:
+			answered[name] = true
+			sbs, _ := s.FleetOf(name)
+			slices.SortFunc(sbs, func(a, b backends.Sandbox) int { return strings.Compare(a.ID, b.ID) })
+			for i := range sbs {
+				if first {
+					w.WriteString("\n    ")
+				} else {
+					w.WriteString(",\n    ")
+				}
+				first = false
+				put(sbs[i])
+				sbs[i] = backends.Sandbox{} // written: let it go
+			}
+			if ferr := w.Flush(); ferr != nil { // a reader sees each backend as soon as it answered
+				return ferr
+			}
+		case <-wctx.Done():
+			break wait
+		}
+	}
+	if !first {
+		w.WriteString("\n  ")
+	}
+	w.WriteString("],\n  \"backends\": ")
+	health := s.Health()
+	enc.SetIndent("  ", "  ")
+	put(health)
+	w.WriteString("\n}\n")
+	for _, h := range health {
+		if answered[h.Backend] {
+			continue
+		}
+		why := h.LastError
+		if why == "" {
+			why = "no answer within " + o.Wait.String()
+		}
+		fmt.Fprintf(f.ErrOut, "rangekeeper: %s unreachable: %s\n", redact.Cell(h.Backend), redact.Message(why))
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
