@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
 	"github.com/rangekeeper/rangekeeper/backends/ttyshell"
+	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
 )
 
 // attachEnv is what of the environment the daemon's session needs to colour the terminal.
