@@ -50,6 +50,8 @@ var rules = []rule{
 		why: "the binary's main only calls its command package: every command, flag and dependency is wired (and tested) there"},
 	{pkg: module + "/internal", banned: []string{module + "/"}, allow: []string{module + "/internal/"},
 		why: "internal holds leaves only: small primitives any floor may import, so none of them may import a floor back"},
+	{pkg: module + "/app", banned: append([]string{module + "/cli"}, ui...),
+		why: "the process's assembly serves commands with no terminal too; the workbench is built over it, never inside"},
 	{pkg: module + "/config", banned: []string{module + "/"}, allow: []string{module + "/spec/catalog"},
 		why: "config is read by every floor and depends on none of them (a leaf; it may name the rule vocabulary's policy values, itself a leaf)"},
 	{pkg: module + "/spec/catalog", banned: []string{module + "/"},

@@ -12,15 +12,16 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/rangekeeper/rangekeeper/app"
 	"github.com/rangekeeper/rangekeeper/backends"
-	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/config"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/tui"
 )
 
-// factory hands commands their dependencies lazily, so a command that needs no state file never
-// opens (or locks) one. Tests build their own factory with fakes behind the same fields.
+// factory hands commands their dependencies: the terminal, the global flags and the process's
+// assembly (package app), built lazily, so a command that needs no state file never opens (or
+// locks) one. Tests build their own factory with fakes behind the same fields.
 type factory struct {
 	In     io.Reader
 	Out    io.Writer
@@ -37,21 +38,13 @@ type factory struct {
 	// Environ is the process environment (os.Environ); tests give their own.
 	Environ func() []string
 
-	onceCfg sync.Once
-	cfg     *config.Config
-	cfgErr  error
-
-	onceDB sync.Once
-	db     *state.DB
-	dbErr  error
-
 	closers []func()
 
-	backends      []backends.Backend
-	backendsErr   error
+	appOnce sync.Once
+	app     *app.App
+
 	extraBackends []backends.Backend // e.g. the demo's simulated ranges
-	onlyBackend   string             // a kind or name: Backends builds only those (ls --backend)
-	sup           *supervisor.Supervisor
+	onlyBackend   string             // a kind or name: only those are built (ls --backend)
 	// supervisorAfter, when set before the supervisor is built, holds back the backends' first
 	// lists until it closes (the workbench: until the inventory cache is read).
 	supervisorAfter <-chan struct{}
@@ -79,37 +72,25 @@ func (f *factory) IsTerminal() bool { return f.stdinTTY && f.stdoutTTY }
 // StdoutTTY reports whether stdout is a terminal (for colour).
 func (f *factory) StdoutTTY() bool { return f.stdoutTTY }
 
-// Config loads the config file once.
-func (f *factory) Config() (*config.Config, error) {
-	f.onceCfg.Do(func() {
-		path, explicit := f.ConfigPath, f.ConfigPath != ""
-		if !explicit {
-			path = config.DefaultPath()
-		}
-		f.cfg, f.cfgErr = config.Load(path, explicit)
-		if f.cfg != nil && f.ReadOnly {
-			f.cfg.ReadOnly = true
-		}
-		if f.cfgErr == nil {
-			f.cfgErr = checkKeys(f.cfg)
-		}
+// App is this process's assembly (package app), built at the first use from the global flags;
+// inside the daemon it is the daemon's own.
+func (f *factory) App() *app.App {
+	if f.served != nil {
+		return f.served.app
+	}
+	f.appOnce.Do(func() {
+		f.app = app.New(app.Options{ConfigPath: f.ConfigPath, StatePath: f.StatePath, ReadOnly: f.ReadOnly, All: f.All,
+			Only: f.onlyBackend, Extra: f.extraBackends, ErrOut: f.ErrOut, CheckConfig: checkKeys})
+		f.onClose(f.app.Close)
 	})
-	return f.cfg, f.cfgErr
+	return f.app
 }
 
+// Config loads the config file once.
+func (f *factory) Config() (*config.Config, error) { return f.App().Config() }
+
 // State opens the state file once; it is closed when the command ends.
-func (f *factory) State() (*state.DB, error) {
-	if f.served != nil {
-		return f.served.db, nil
-	}
-	f.onceDB.Do(func() {
-		f.db, f.dbErr = state.Open(f.statePath())
-		if f.dbErr == nil {
-			f.onClose(func() { f.db.Close() })
-		}
-	})
-	return f.db, f.dbErr
-}
+func (f *factory) State() (*state.DB, error) { return f.App().State() }
 
 func (f *factory) statePath() string {
 	if f.StatePath != "" {

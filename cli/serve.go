@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/app"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/daemon"
 	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
@@ -24,17 +25,16 @@ import (
 	"github.com/rangekeeper/rangekeeper/internal/procs"
 	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/internal/strictmodes"
-	"github.com/rangekeeper/rangekeeper/probe"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/tui"
 )
 
 func init() { registerCommand(func(f *factory) *cobra.Command { return newServeCmd(f) }) }
 
-// served is what a command line run inside the daemon uses instead of its own backends.
+// served is what a command line run inside the daemon uses instead of its own assembly: the
+// daemon's (its state file, supervisor and watch) and the daemon's one layer, acting for who.
 type served struct {
-	sup   *supervisor.Supervisor
-	db    *state.DB
+	app   *app.App
 	layer *action.Layer
 	who   action.Identity
 }
@@ -94,11 +94,12 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	db, err := f.State()
+	a := f.App()
+	db, err := a.State()
 	if err != nil {
 		return err
 	}
-	sup, err := f.Supervisor()
+	sup, err := a.Supervisor()
 	if err != nil {
 		return err
 	}
@@ -106,14 +107,20 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	base := action.Options{ReadOnly: cfg.ReadOnly || f.ReadOnly, Identity: f.Identity()}
-	if bin, _, err := probe.Binary(); err == nil {
-		base.Prober = &probe.Pipeline{Binary: bin, Targets: probe.TargetsFrom(cfg.Probe), History: db}
-	} else {
-		base.NoProbe = err.Error()
+	base, err := a.LayerOptions(f.Identity())
+	if err != nil {
+		return err
 	}
+	// One watch and one timeline for the whole team, whoever is connected.
+	w, err := a.Watcher(false)
+	if err != nil {
+		return err
+	}
+	stopTimeline := a.StartTimeline(ctx, f.ErrOut)
+	defer stopTimeline()
 	d, err := daemon.New(daemon.Options{Supervisor: sup, State: db, Layer: base, OperatorsPath: o.Operators,
-		ActionRate: rate.Limit(o.Rate), ActionBurst: 5, Keys: km, Theme: cfg.Theme,
+		NewLayer: func(lo action.Options) (*action.Layer, error) { return a.NewLayer(sup, lo) },
+		Watch:    w, ActionRate: rate.Limit(o.Rate), ActionBurst: 5, Keys: km, Theme: cfg.Theme,
 		Trusted: func() error { return checkTrusted(paths) }})
 	if err != nil {
 		return err
@@ -137,7 +144,7 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 		return err
 	}
 	defer os.Remove(sockPath)
-	api := sockapi.New(d, servedRunner(f, d), sockapi.AttachOptions{FPS: o.FPS})
+	api := sockapi.New(d, servedRunner(a, d), sockapi.AttachOptions{FPS: o.FPS})
 	api.SetLimits(sockapi.Limits{PerUID: cfg.Serve.SocketRunsPerUID, Total: cfg.Serve.SocketRuns})
 	fmt.Fprintf(f.ErrOut, "rangekeeper serve: ssh on %s, host key %s\n", sl.Addr(), ssh.HostKeyFingerprint())
 	fmt.Fprintf(f.ErrOut, "rangekeeper serve: socket %s (owner only); operators %s (%d)\n", sockPath, o.Operators, len(d.Operators().Operators))
@@ -205,7 +212,7 @@ func stopServe(f *factory, d *daemon.Daemon, ssh *sshd.Server, api *sockapi.Serv
 
 // servedRunner runs a client's command line inside the daemon: the same commands, over the
 // daemon's layer (its locks, roles and journal), acting for the client.
-func servedRunner(f *factory, d *daemon.Daemon) sockapi.Runner {
+func servedRunner(a *app.App, d *daemon.Daemon) sockapi.Runner {
 	return func(ctx context.Context, who action.Identity, args []string, stdout, stderr io.Writer) int {
 		if len(args) == 0 || !remoteCommands[commandOf(args)] {
 			fmt.Fprintf(stderr, "rangekeeper: the daemon runs only %s through its socket\n", strings.Join(sortedKeys(remoteCommands), ", "))
@@ -216,7 +223,7 @@ func servedRunner(f *factory, d *daemon.Daemon) sockapi.Runner {
 			return 2
 		}
 		ff := newFactory(strings.NewReader(""), stdout, stderr)
-		ff.served = &served{sup: d.Supervisor(), db: d.State(), layer: d.Layer(), who: who}
+		ff.served = &served{app: a, layer: d.Layer(), who: who}
 		root := newRootCmd(ff)
 		root.SetArgs(args)
 		root.SetOut(stdout)

@@ -21,7 +21,7 @@ func runTUI(ctx context.Context, f *factory) error {
 	if err != nil {
 		return err
 	}
-	stopRecording := startTimeline(ctx, f) // issue 19: the timeline records while the workbench runs
+	stopRecording := f.App().StartTimeline(ctx, f.ErrOut) // the timeline records while the workbench runs
 	if sup, err := f.Supervisor(); err == nil {
 		releaseLoadMemory(ctx, sup)
 	}
@@ -78,7 +78,7 @@ func newWorkbench(f *factory) (m *tui.Model, save func() error, err error) {
 	}
 	saver := newInventorySaver(db, sup)
 	save = saver.Save
-	w, err := f.Watcher(sup, db) // the containment watch: alerts and quarantine marks
+	w, err := f.Watcher() // the containment watch: alerts and quarantine marks
 	if err != nil {
 		return nil, nil, err
 	}

@@ -152,23 +152,3 @@ func runContain(ctx context.Context, f *factory, o *containOptions) error {
 	}
 	return reportMany(f, o.Output, verb, []string{sb.ID}, []error{err})
 }
-
-// Watcher starts the workbench's containment watch over the supervisor and the state file,
-// configured by the config's watch section; it runs until the command ends. Its first step
-// waits until the program begins it, once the cached fleet is painted (watch.Options.Deferred).
-func (f *factory) Watcher(sup watch.Source, db *state.DB) (*watch.Watcher, error) {
-	cfg, err := f.Config()
-	if err != nil {
-		return nil, err
-	}
-	// Deferred: the workbench begins it once it has painted the cached fleet.
-	w, err := watch.New(sup, db, watch.Options{MinSeverity: cfg.Watch.MinSeverity, Hook: cfg.Watch.Hook, HookTimeout: cfg.Watch.HookTimeout, Deferred: true})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	f.onClose(func() { cancel(); <-done })
-	return w, nil
-}

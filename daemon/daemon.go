@@ -6,6 +6,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/tui"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
+	"github.com/rangekeeper/rangekeeper/watch"
 )
 
 // Options configure a daemon.
@@ -27,6 +29,12 @@ type Options struct {
 	Supervisor    *supervisor.Supervisor // started by the caller
 	State         *state.DB
 	Layer         action.Options // the base layer options (prober, read-only); roles are added
+	// NewLayer builds the one action layer from Layer plus the roles, admission and team
+	// notification the daemon adds (package app's; daemontest.Layer in tests).
+	NewLayer func(action.Options) (*action.Layer, error)
+	// Watch is the containment watch the daemon runs for the whole team: every session shows
+	// its alerts, row marks and quarantines, and acknowledges through it. nil: none.
+	Watch *watch.Watcher
 	OperatorsPath string
 	// ActionRate and ActionBurst bound the actions each operator may start (0: 1/s, burst 5).
 	ActionRate  rate.Limit
@@ -56,6 +64,9 @@ type Daemon struct {
 
 // New loads the operators file and builds the action layer with the roles enforced.
 func New(o Options) (*Daemon, error) {
+	if o.NewLayer == nil {
+		return nil, errors.New("daemon: no action layer constructor (Options.NewLayer)")
+	}
 	f, err := load(o)
 	if err != nil {
 		journalLoad(o, "start", err, 0)
@@ -72,7 +83,9 @@ func New(o Options) (*Daemon, error) {
 	lo.AuthorizeBulk = d.Roster().AuthorizeBulk
 	lo.Admit = d.Admit
 	lo.Notify = d.hub.TeamChanged
-	d.layer = action.New(o.Supervisor, o.State, lo)
+	if d.layer, err = o.NewLayer(lo); err != nil {
+		return nil, err
+	}
 	go d.hub.run(d.ctx.Done())
 	go d.watchInterrupted()
 	return d, nil
@@ -200,7 +213,7 @@ func journalLoad(o Options, when string, err error, n int) {
 func (d *Daemon) Model(s *Session) *tui.Model {
 	role := s.Role
 	return tui.New(tui.Options{Supervisor: d.opts.Supervisor, Actions: d.layer, State: d.opts.State, Keys: d.opts.Keys,
-		Theme: d.opts.Theme, Identity: s.Who, ReadOnly: d.opts.Layer.ReadOnly,
+		Theme: d.opts.Theme, Identity: s.Who, ReadOnly: d.opts.Layer.ReadOnly, Watch: d.opts.Watch,
 		Team: tui.TeamOptions{Shared: true, Context: d.ctx, Present: d.hub.Present, Notice: d.Notice,
 			Allow:        func(a backends.Action, bulk bool) bool { return role.Allows(a) && (!bulk || role.Bulk()) },
 			AuthorizeAck: d.Roster().AuthorizeAck}})

@@ -29,7 +29,7 @@ func TestRestartShowsInterruptedActionsToEveryone(t *testing.T) {
 	sup := daemontest.Supervisor(t, 0, simfleet.New("sim", backends.KindKubernetes, 10, 0))
 	ops := filepath.Join(dir, "operators.yaml")
 	os.WriteFile(ops, []byte(opsFile), 0o600)
-	d, err := daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: ops, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
+	d, err := daemon.New(daemon.Options{Supervisor: sup, State: db, NewLayer: daemontest.Layer(sup, db), OperatorsPath: ops, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestBadOperatorsFileStopsTheDaemon(t *testing.T) {
 	dir := t.TempDir()
 	ops := filepath.Join(dir, "operators.yaml")
 	os.WriteFile(ops, []byte("operators:\n  - name: a\n    role: god\n"), 0o600)
-	_, err := daemon.New(daemon.Options{OperatorsPath: ops})
+	_, err := daemon.New(daemon.Options{OperatorsPath: ops, NewLayer: daemontest.Layer(nil, nil)})
 	if err == nil || !strings.Contains(err.Error(), ops+":3") {
 		t.Fatalf("New with a bad role = %v; want an error naming %s:3", err, ops)
 	}

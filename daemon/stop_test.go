@@ -86,7 +86,7 @@ func newTeamRig(t *testing.T) *teamRig {
 		t.Fatal(err)
 	}
 	var err error
-	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: path, ActionRate: 100, ActionBurst: 100,
+	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, NewLayer: daemontest.Layer(sup, db), OperatorsPath: path, ActionRate: 100, ActionBurst: 100,
 		Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
 	if err != nil {
 		t.Fatal(err)

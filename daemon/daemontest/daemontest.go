@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -38,4 +39,9 @@ func Supervisor(t testing.TB, ready time.Duration, bs ...backends.Backend) *supe
 		wc()
 	}
 	return sup
+}
+
+// Layer is a daemon.Options.NewLayer over sup and db (the process's assembly builds the real one).
+func Layer(sup *supervisor.Supervisor, db *state.DB) func(action.Options) (*action.Layer, error) {
+	return func(o action.Options) (*action.Layer, error) { return action.New(sup, db, o), nil }
 }

@@ -40,7 +40,7 @@ func newDaemon(t *testing.T) (*daemon.Daemon, string) {
 	if err := os.WriteFile(ops, []byte("operators:\n  - name: alice\n    role: operator\n    keys: [\""+key+"\"]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: ops, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
+	d, err := daemon.New(daemon.Options{Supervisor: sup, State: db, NewLayer: daemontest.Layer(sup, db), OperatorsPath: ops, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
 	if err != nil {
 		t.Fatal(err)
 	}

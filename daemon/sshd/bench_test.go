@@ -57,7 +57,7 @@ func newSimRig(b testing.TB, n, size int, churn time.Duration, o sshd.Options, s
 	}
 	os.WriteFile(r.opsPath, []byte(ops.String()), 0o600)
 	var err error
-	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: r.opsPath, ActionRate: 1, ActionBurst: 2, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
+	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, NewLayer: daemontest.Layer(sup, db), OperatorsPath: r.opsPath, ActionRate: 1, ActionBurst: 2, Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
 	if err != nil {
 		b.Fatal(err)
 	}

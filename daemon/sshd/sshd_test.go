@@ -63,7 +63,7 @@ func newRig(t *testing.T, name string) *rig {
 	if err := os.WriteFile(r.opsPath, []byte(ops.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, OperatorsPath: r.opsPath,
+	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, NewLayer: daemontest.Layer(sup, db), OperatorsPath: r.opsPath,
 		Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
 	if err != nil {
 		t.Fatal(err)

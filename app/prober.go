@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // lazyProber is the probe pipeline with its binary (megabytes) read at the first probe instead
-// of before the workbench's first frame (issue 18, FINDINGS item 4). Whether probing is
+// of before the workbench's first frame. Whether probing is
 // available is still decided at start, by probe.Locate's stat.
 type lazyProber struct {
 	path string
