@@ -26,15 +26,15 @@ import (
 
 // Options configure a daemon.
 type Options struct {
-	Supervisor    *supervisor.Supervisor // started by the caller
-	State         *state.DB
-	Layer         action.Options // the base layer options (prober, read-only); roles are added
+	Supervisor *supervisor.Supervisor // started by the caller
+	State      *state.DB
+	Layer      action.Options // the base layer options (prober, read-only); roles are added
 	// NewLayer builds the one action layer from Layer plus the roles, admission and team
 	// notification the daemon adds (package app's; daemontest.Layer in tests).
 	NewLayer func(action.Options) (*action.Layer, error)
 	// Watch is the containment watch the daemon runs for the whole team: every session shows
 	// its alerts, row marks and quarantines, and acknowledges through it. nil: none.
-	Watch *watch.Watcher
+	Watch         *watch.Watcher
 	OperatorsPath string
 	// ActionRate and ActionBurst bound the actions each operator may start (0: 1/s, burst 5).
 	ActionRate  rate.Limit
