@@ -113,23 +113,5 @@ func Activity(a backends.Action, who action.Identity) string {
 	return Gerund(a) + " · " + who.Operator
 }
 
-// Gerund names a running action: "snapshotting", "tearing down".
-func Gerund(a backends.Action) string {
-	switch a {
-	case backends.ActionSnapshot:
-		return "snapshotting"
-	case backends.ActionRevert:
-		return "reverting"
-	case backends.ActionTeardown:
-		return "tearing down"
-	case backends.ActionProbe:
-		return "probing"
-	case backends.ActionReset:
-		return "resetting"
-	case backends.ActionExec:
-		return "running exec"
-	case backends.ActionRecover:
-		return "recovering"
-	}
-	return string(a) + " running"
-}
+// Gerund names a running action: "snapshotting", "tearing down" (the kind's declaration).
+func Gerund(a backends.Action) string { return a.Gerund() }
