@@ -74,7 +74,7 @@ var kinds = []ActionSpec{
 		Key: "D", Help: "teardown", Implemented: implements[TearDowner]},
 	{Kind: ActionReset, Gerund: "resetting", Tier: TierAdmin, Destructive: true,
 		Warning: []string{"Recreates every member fresh from its image; state inside the sandbox is lost."},
-		Key: "R", Help: "reset pods", Implemented: implements[Resetter]},
+		Key:     "R", Help: "reset pods", Implemented: implements[Resetter]},
 	{Kind: ActionProbe, Verb: "probe", Gerund: "probing", Tier: TierOperator, Mutating: true, Remote: true, Bulk: true,
 		Key: "p", Help: "escape probe", Needs: []Action{ActionExec, ActionCopy}},
 	{Kind: ActionShell, Verb: "shell", Gerund: "in a shell", Tier: TierOperator, Mutating: true,
@@ -88,7 +88,7 @@ var kinds = []ActionSpec{
 		Key: "Q", Help: "quarantine", Implemented: implements[Quarantiner]},
 	{Kind: ActionRelease, Verb: "release", Gerund: "releasing", Tier: TierAdmin, Mutating: true, Confirm: true,
 		Warning: []string{"Restores the networks, aliases, addresses, policies or NIC options the quarantine changed: the sandbox can reach what it reached before."},
-		Key: "U", Help: "release quarantine", Implemented: implements[Quarantiner]},
+		Key:     "U", Help: "release quarantine", Implemented: implements[Quarantiner]},
 
 	{Kind: ActionExec, Verb: "exec", Gerund: "running exec", Tier: TierOperator, Mutating: true, Remote: true,
 		Implemented: implements[Executor]},
