@@ -72,9 +72,8 @@ var kinds = []ActionSpec{
 		Key: "r", Help: "revert", Implemented: implements[Reverter]},
 	{Kind: ActionTeardown, Verb: "teardown", Gerund: "tearing down", Tier: TierAdmin, Destructive: true, Remote: true, Bulk: true,
 		Key: "D", Help: "teardown", Implemented: implements[TearDowner]},
-	{Kind: ActionReset, Gerund: "resetting", Tier: TierAdmin, Destructive: true,
-		Warning: []string{"Recreates every member fresh from its image; state inside the sandbox is lost."},
-		Key:     "R", Help: "reset pods", Implemented: implements[Resetter]},
+	{Kind: ActionReset, Gerund: "resetting", Tier: TierAdmin, Destructive: true, Key: "R", Help: "reset pods",
+		Implemented: implements[Resetter], Warning: []string{"Recreates every member fresh from its image; state inside the sandbox is lost."}},
 	{Kind: ActionProbe, Verb: "probe", Gerund: "probing", Tier: TierOperator, Mutating: true, Remote: true, Bulk: true,
 		Key: "p", Help: "escape probe", Needs: []Action{ActionExec, ActionCopy}},
 	{Kind: ActionShell, Verb: "shell", Gerund: "in a shell", Tier: TierOperator, Mutating: true,
@@ -83,12 +82,12 @@ var kinds = []ActionSpec{
 	// reconnects a sandbox the watch cut off: whether it may reach the world again is the
 	// range's decision, so an admin's.
 	{Kind: ActionQuarantine, Verb: "quarantine", Gerund: "quarantining", Tier: TierOperator, Mutating: true, Confirm: true,
+		Key: "Q", Help: "quarantine", Implemented: implements[Quarantiner],
 		Warning: []string{"Cuts the sandbox off from everything outside itself: Docker disconnects members from non-internal networks and networks shared with a scorer; Kubernetes adds a deny-all policy; Proxmox sets link_down=1 on every NIC.",
-			"Members keep running and keep their files; release restores exactly what was there."},
-		Key: "Q", Help: "quarantine", Implemented: implements[Quarantiner]},
+			"Members keep running and keep their files; release restores exactly what was there."}},
 	{Kind: ActionRelease, Verb: "release", Gerund: "releasing", Tier: TierAdmin, Mutating: true, Confirm: true,
-		Warning: []string{"Restores the networks, aliases, addresses, policies or NIC options the quarantine changed: the sandbox can reach what it reached before."},
-		Key:     "U", Help: "release quarantine", Implemented: implements[Quarantiner]},
+		Key: "U", Help: "release quarantine", Implemented: implements[Quarantiner],
+		Warning: []string{"Restores the networks, aliases, addresses, policies or NIC options the quarantine changed: the sandbox can reach what it reached before."}},
 
 	{Kind: ActionExec, Verb: "exec", Gerund: "running exec", Tier: TierOperator, Mutating: true, Remote: true,
 		Implemented: implements[Executor]},
