@@ -170,9 +170,6 @@ func (l *Layer) Check(req Request) error {
 			return fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, err)
 		}
 	}
-	if spec, _ := req.Action.Spec(); req.Bulk && !spec.Bulk {
-		return fmt.Errorf("%s %s: %w: %s is taken on one sandbox at a time", req.Action, req.SandboxID, ErrForbidden, req.Action)
-	}
 	if req.Bulk && l.opts.AuthorizeBulk != nil {
 		if err := l.opts.AuthorizeBulk(l.who(req), req.Action); err != nil {
 			return fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, err)
