@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -87,6 +88,9 @@ type Options struct {
 	// AuthorizeBulk refuses an identity acting on many sandboxes at once (Request.Bulk), after
 	// Authorize allowed the action itself; nil permits it. Its error is journaled like Authorize's.
 	AuthorizeBulk func(who Identity, a backends.Action) error
+	// AuthorizeCancel refuses an identity cancelling the action running on a sandbox (Cancel);
+	// nil permits it. Its error is journaled.
+	AuthorizeCancel func(who Identity, running backends.Action) error
 	// Prober runs escape probes; nil makes probe unavailable, with NoProbe as the reason.
 	Prober  Prober
 	NoProbe string
@@ -186,9 +190,14 @@ func (l *Layer) Check(req Request) error {
 	}
 	l.mu.Lock()
 	t := l.busy[req.SandboxID]
-	l.mu.Unlock()
+	var held *busyError
 	if t != nil {
-		return fmt.Errorf("%s: %w (%s)", sb.Name, ErrBusy, t.holder())
+		held = &busyError{name: sb.Name, task: *t}
+		held.task.cancel = nil
+	}
+	l.mu.Unlock()
+	if held != nil {
+		return held
 	}
 	return nil
 }
@@ -212,6 +221,7 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 		return l.outcome(req, intent.Seq, result, params, err)
 	}
 	if err := l.Check(req); err != nil {
+		maps.Copy(results, heldParams(err))
 		return outcome(state.OutcomeRefused, err)
 	}
 	if req.Action.NeedsConfirm() && !req.Confirmed {
@@ -227,6 +237,7 @@ func (l *Layer) Run(ctx context.Context, req Request, fn func(ctx context.Contex
 	defer cancel()
 	task, err := l.acquire(req, cancel)
 	if err != nil {
+		maps.Copy(results, heldParams(err))
 		return outcome(state.OutcomeRefused, err)
 	}
 	g, err := l.begin(ctx, req, intent.Seq, b)
@@ -326,7 +337,9 @@ func (l *Layer) acquire(req Request, cancel context.CancelFunc) (*Task, error) {
 		return nil, fmt.Errorf("%s %s: %w", req.Action, req.SandboxID, ErrStopping)
 	}
 	if t := l.busy[req.SandboxID]; t != nil {
-		return nil, fmt.Errorf("%s: %w (%s)", req.SandboxID, ErrBusy, t.holder())
+		be := &busyError{name: req.SandboxID, task: *t}
+		be.task.cancel = nil
+		return nil, be
 	}
 	l.seq++
 	t := &Task{ID: l.seq, Action: req.Action, Target: req.SandboxID, By: req.Identity, Started: time.Now(), Status: TaskRunning, cancel: cancel}

@@ -227,7 +227,7 @@ func TestOneActionPerSandboxAndCancellationIsJournaled(t *testing.T) {
 	if tasks := l.Tasks(); len(tasks) != 1 || tasks[0].Status != TaskRunning || tasks[0].By != local {
 		t.Fatalf("tasks = %+v", tasks)
 	}
-	if !l.Cancel(sbID) {
+	if ok, err := l.Cancel(Identity{}, sbID); !ok || err != nil {
 		t.Fatal("Cancel found nothing to cancel")
 	}
 	if err := <-done; !errors.Is(err, context.Canceled) {

@@ -36,7 +36,7 @@ func (l *Layer) Quarantine(ctx context.Context, req Request) error {
 	if err != nil {
 		return err
 	}
-	operator := l.who(req).Operator
+	operator := l.whoIn(ctx, req).Operator
 	return l.Run(ctx, req, func(ctx context.Context, b backends.Backend, sb backends.Sandbox) error {
 		if rec, ok, err := qs.Quarantine(req.SandboxID); err != nil {
 			return err

@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -126,14 +127,65 @@ func (l *Layer) stopped(t *Task, result string, err error) (string, error) {
 	return state.OutcomeInterrupted, fmt.Errorf("%w: %w", ErrStopped, err)
 }
 
-// Cancel cancels the running task on a sandbox; it reports whether one was running.
-func (l *Layer) Cancel(sandboxID string) bool {
+// ActionCancel is the journal's action name for a cancellation asked through Cancel.
+const ActionCancel = "cancel"
+
+// Cancel cancels the action running on a sandbox for who (zero: the layer's identity) and
+// reports whether one was running. Options.AuthorizeCancel may refuse who; the refusal is
+// journaled, and so is each cancellation (who cancelled whose action), beside the cancelled
+// action's own outcome.
+func (l *Layer) Cancel(who Identity, sandboxID string) (bool, error) {
+	who = l.who(Request{Identity: who})
+	l.mu.Lock()
+	t := l.busy[sandboxID]
+	var running Task
+	if t != nil && t.cancel != nil {
+		running = *t
+	}
+	l.mu.Unlock()
+	if running.cancel == nil {
+		return false, nil
+	}
+	e := who.Stamp(state.Entry{Action: ActionCancel, Target: sandboxID, Phase: state.PhaseOutcome, Outcome: state.OutcomeOK,
+		Params: map[string]string{"action": string(running.Action), "started_by": running.By.Operator}})
+	if l.opts.AuthorizeCancel != nil {
+		if err := l.opts.AuthorizeCancel(who, running.Action); err != nil {
+			err = fmt.Errorf("cancel %s %s: %w", running.Action, sandboxID, err)
+			e.Outcome, e.Error = state.OutcomeRefused, err.Error()
+			l.journal.Append(e)
+			return false, err
+		}
+	}
+	// Journaled under the lock, before the cancellation: the entry precedes the cancelled
+	// action's outcome, and no action can end (or start) on the sandbox in between.
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t := l.busy[sandboxID]
-	if t == nil || t.cancel == nil {
-		return false
+	ok := l.busy[sandboxID] == t && t.cancel != nil
+	if ok {
+		l.journal.Append(e)
+		t.cancel()
 	}
-	t.cancel()
-	return true
+	return ok, nil
+}
+
+// busyError refuses an action on a sandbox whose lock another action holds; the refusal's
+// journal entry names who holds it (heldParams).
+type busyError struct {
+	name string // the sandbox, as the message names it
+	task Task
+}
+
+func (e *busyError) Error() string {
+	return fmt.Sprintf("%s: %s (%s)", e.name, ErrBusy, e.task.holder())
+}
+func (e *busyError) Unwrap() error { return ErrBusy }
+
+// heldParams are the journal parameters of a refusal because the lock is held: the action
+// holding it and who started it (nil for any other error).
+func heldParams(err error) map[string]string {
+	var be *busyError
+	if !errors.As(err, &be) {
+		return nil
+	}
+	return map[string]string{"held_by": be.task.By.Operator, "held_action": string(be.task.Action)}
 }

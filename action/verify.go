@@ -71,7 +71,7 @@ func (l *Layer) Verify(ctx context.Context, req Request, fn func(ctx context.Con
 	defer cancel()
 	task, err := l.acquire(req, cancel)
 	if err != nil {
-		return l.outcome(req, intent.Seq, state.OutcomeRefused, nil, err)
+		return l.outcome(req, intent.Seq, state.OutcomeRefused, heldParams(err), err)
 	}
 	callerProgress := ctx
 	ctx = backends.WithProgress(ctx, func(step string) {

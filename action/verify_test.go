@@ -114,7 +114,7 @@ func TestVerifyRefusedReadOnly(t *testing.T) {
 func TestVerifyCancelledAndFailed(t *testing.T) {
 	l, _, db := setup(t, false)
 	err := l.Verify(context.Background(), Request{SandboxID: specKey}, func(ctx context.Context) (map[string]string, error) {
-		if !l.Cancel(specKey) {
+		if ok, err := l.Cancel(Identity{}, specKey); !ok || err != nil {
 			t.Error("Cancel found no verify running")
 		}
 		<-ctx.Done()
@@ -127,8 +127,9 @@ func TestVerifyCancelledAndFailed(t *testing.T) {
 		return map[string]string{"exit": "3"}, errors.New("up: image busybox:nope not present")
 	})
 	es := journal(t, db)
-	if len(es) != 4 || es[1].Outcome != state.OutcomeCancelled || es[3].Outcome != state.OutcomeFailed ||
-		es[3].Error != "up: image busybox:nope not present" || es[3].Params["exit"] != "3" {
+	// The cancellation is journaled (who cancelled what) before the run's cancelled outcome.
+	if len(es) != 5 || es[1].Action != ActionCancel || es[1].Params["action"] != "verify" || es[2].Outcome != state.OutcomeCancelled ||
+		es[4].Outcome != state.OutcomeFailed || es[4].Error != "up: image busybox:nope not present" || es[4].Params["exit"] != "3" {
 		t.Fatalf("journal %+v", es)
 	}
 }

@@ -28,63 +28,24 @@ const (
 	ActionVerify Action = "verify"
 )
 
-// ActionShell opens an interactive shell in a member (issue 19): mutating (the operator can
-// change anything), journaled start and end, never the keystrokes.
+// ActionShell opens an interactive shell in a member: mutating (the operator can change
+// anything), journaled start and end, never the keystrokes.
 const ActionShell Action = "shell"
-
-// ActionSpec is everything the layers above need to know about an action kind. Every kind is
-// declared once, in actionSpecs; a new kind (quarantine, shell...) is one more entry there.
-type ActionSpec struct {
-	// Destructive actions lose state: they need confirmation and are refused in read-only mode.
-	Destructive bool
-	// Mutating actions can change the sandbox or the host (exec, copy and probe count: an
-	// arbitrary command or an injected binary changes a live sandbox); refused in read-only mode.
-	Mutating bool
-	// Implemented reports whether b has the capability interface the action calls.
-	Implemented func(b Backend) bool
-	// Confirm asks for confirmation although no state is lost (quarantine cuts a sandbox off).
-	Confirm bool
-	// Needs lists actions that must be supported too (a probe needs exec and copy); their
-	// reasons are given when they are not.
-	Needs []Action
-}
-
-func implements[T any](b Backend) bool { _, ok := b.(T); return ok }
-
-var actionSpecs = map[Action]ActionSpec{
-	ActionSnapshot:       {Mutating: true, Implemented: implements[Snapshotter]},
-	ActionDeleteSnapshot: {Destructive: true, Implemented: implements[Snapshotter], Needs: []Action{ActionSnapshot}},
-	ActionRevert:         {Destructive: true, Implemented: implements[Reverter]},
-	ActionTeardown:       {Destructive: true, Implemented: implements[TearDowner]},
-	ActionReset:          {Destructive: true, Implemented: implements[Resetter]},
-	ActionExec:           {Mutating: true, Implemented: implements[Executor]},
-	ActionCopy:           {Mutating: true, Implemented: implements[Copier]},
-	ActionProbe:          {Mutating: true, Needs: []Action{ActionExec, ActionCopy}},
-	// Every backend, deliberately: the action layer recovers probe records itself (through exec)
-	// and asks a Recoverer for the rest, saying so when the backend has none.
-	ActionRecover: {Mutating: true, Implemented: func(Backend) bool { return true }},
-	// A backend verify stands specs up on must let it probe what it stood up.
-	ActionVerify: {Mutating: true, Needs: []Action{ActionProbe}},
-
-	// Issue 19.
-	ActionShell: {Mutating: true, Implemented: implements[Sheller]},
-
-	// Containment (issue 16): no state is lost, but the sandbox is cut off, so both are confirmed.
-	ActionQuarantine: {Mutating: true, Confirm: true, Implemented: implements[Quarantiner]},
-	ActionRelease:    {Mutating: true, Confirm: true, Implemented: implements[Quarantiner]},
-}
 
 // Spec returns an action kind's declaration; ok is false for an unknown kind.
 func (a Action) Spec() (ActionSpec, bool) {
-	s, ok := actionSpecs[a]
-	return s, ok
+	i, ok := kindIndex[a]
+	if !ok {
+		return ActionSpec{}, false
+	}
+	return kinds[i], true
 }
 
 // Actions lists every declared action kind, sorted by name.
 func Actions() []Action {
-	out := make([]Action, 0, len(actionSpecs))
-	for a := range actionSpecs {
-		out = append(out, a)
+	out := make([]Action, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, k.Kind)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
@@ -92,14 +53,14 @@ func Actions() []Action {
 
 // Destructive reports whether an action loses state and so needs confirmation and journaling,
 // and is refused in read-only mode.
-func (a Action) Destructive() bool { return actionSpecs[a].Destructive }
+func (a Action) Destructive() bool { s, _ := a.Spec(); return s.Destructive }
 
 // NeedsConfirm reports whether the operator must confirm the action first.
-func (a Action) NeedsConfirm() bool { s := actionSpecs[a]; return s.Destructive || s.Confirm }
+func (a Action) NeedsConfirm() bool { s, _ := a.Spec(); return s.Destructive || s.Confirm }
 
 // Mutating reports whether an action can change the sandbox or the host, and so is refused in
 // read-only mode.
-func (a Action) Mutating() bool { s := actionSpecs[a]; return s.Mutating || s.Destructive }
+func (a Action) Mutating() bool { s, _ := a.Spec(); return s.Mutating || s.Destructive }
 
 // SnapshotOptions tunes a snapshot.
 type SnapshotOptions struct {
@@ -193,7 +154,7 @@ func Supports(b Backend, a Action) (bool, string) {
 			return false, why
 		}
 	}
-	spec, known := actionSpecs[a]
+	spec, known := a.Spec()
 	if !known {
 		return false, fmt.Sprintf("%s: not an action rangekeeper knows", a)
 	}

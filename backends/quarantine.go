@@ -2,7 +2,7 @@ package backends
 
 import "context"
 
-// Quarantine and release (issue 16): cut a sandbox off from everything outside itself while
+// Quarantine and release cut a sandbox off from everything outside itself while
 // every member keeps running and keeps its filesystem, then restore exactly what was there.
 const (
 	ActionQuarantine Action = "quarantine"

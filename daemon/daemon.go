@@ -20,6 +20,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/operators"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/tui"
+	"github.com/rangekeeper/rangekeeper/verify"
 	"github.com/rangekeeper/rangekeeper/views/keymap"
 	"github.com/rangekeeper/rangekeeper/watch"
 )
@@ -45,6 +46,9 @@ type Options struct {
 	// Reload: an error (a file others could write, internal/strictmodes) refuses the load,
 	// so whoever could write the roster cannot make themselves admin.
 	Trusted func() error
+	// Verify runs `verify` on a spec for who (verify.RunAction with the daemon's layer), from
+	// the author of a session whose role may verify; nil: the author says verify is unavailable.
+	Verify func(ctx context.Context, who action.Identity, o verify.Options) verify.Result
 }
 
 // Daemon is the running team service.
@@ -81,6 +85,7 @@ func New(o Options) (*Daemon, error) {
 	lo := o.Layer
 	lo.Authorize = d.Roster().Authorize
 	lo.AuthorizeBulk = d.Roster().AuthorizeBulk
+	lo.AuthorizeCancel = d.Roster().AuthorizeCancel
 	lo.Admit = d.Admit
 	lo.Notify = d.hub.TeamChanged
 	if d.layer, err = o.NewLayer(lo); err != nil {
@@ -209,15 +214,27 @@ func journalLoad(o Options, when string, err error, n int) {
 }
 
 // Model builds a session's workbench: the shared fleet, the shared layer acting as who, the
-// keys its role may use.
+// keys its role may use (the layer refuses the rest again, journaled).
 func (d *Daemon) Model(s *Session) *tui.Model {
-	role := s.Role
+	role, who := s.Role, s.Who
+	var run func(ctx context.Context, o verify.Options) verify.Result
+	if d.opts.Verify != nil && role.Allows(backends.ActionVerify) {
+		run = func(ctx context.Context, o verify.Options) verify.Result { return d.opts.Verify(ctx, who, o) }
+	}
 	return tui.New(tui.Options{Supervisor: d.opts.Supervisor, Actions: d.layer, State: d.opts.State, Keys: d.opts.Keys,
-		Theme: d.opts.Theme, Identity: s.Who, ReadOnly: d.opts.Layer.ReadOnly, Watch: d.opts.Watch,
+		Theme: d.opts.Theme, Identity: who, ReadOnly: d.opts.Layer.ReadOnly, Verify: run, Watch: d.opts.Watch,
 		Team: tui.TeamOptions{Shared: true, Context: d.ctx, Present: d.hub.Present, Notice: d.Notice,
 			Allow:        func(a backends.Action, bulk bool) bool { return role.Allows(a) && (!bulk || role.Bulk()) },
-			AuthorizeAck: d.Roster().AuthorizeAck}})
+			AuthorizeAck: d.Roster().AuthorizeAck, NoShell: noShell}})
 }
+
+// noShell is why a session's workbench cannot host a shell. Both transports hand the program
+// a reader that is not a file (the SSH channel, the socket's pipe): Bubble Tea cannot cancel
+// its read when it gives the terminal to the shell, so the shell's first key would go to the
+// suspended workbench and, once the shell ends, its own pending read would take the workbench's
+// next key; the size would be a fixed 80x24 with no window changes; and its output would go
+// through the session's frame queue, which drops writes a slow client has not read.
+const noShell = "not available in a team session (its terminal cannot be handed to a shell); run `rangekeeper shell` on the range host"
 
 // Running counts the actions still running.
 func (d *Daemon) Running() int {

@@ -58,7 +58,7 @@ type teamRig struct {
 	who   map[string]action.Identity
 }
 
-func newTeamRig(t *testing.T) *teamRig {
+func newTeamRig(t *testing.T, opts ...func(*daemon.Options)) *teamRig {
 	t.Helper()
 	dir := t.TempDir()
 	db := daemontest.State(t, dir)
@@ -85,9 +85,13 @@ func newTeamRig(t *testing.T) *teamRig {
 	if err := os.WriteFile(path, []byte(ops), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	o := daemon.Options{Supervisor: sup, State: db, NewLayer: daemontest.Layer(sup, db), OperatorsPath: path, ActionRate: 100, ActionBurst: 100,
+		Layer: action.Options{LockDir: filepath.Join(dir, "locks")}}
+	for _, f := range opts {
+		f(&o)
+	}
 	var err error
-	r.d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, NewLayer: daemontest.Layer(sup, db), OperatorsPath: path, ActionRate: 100, ActionBurst: 100,
-		Layer: action.Options{LockDir: filepath.Join(dir, "locks")}})
+	r.d, err = daemon.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,6 +76,19 @@ func (r Roster) AuthorizeAck(who action.Identity) error {
 	return nil
 }
 
+// AuthorizeCancel is an action.Options.AuthorizeCancel: cancelling what runs on a sandbox
+// (anyone's action) needs a role that acts; a viewer only watches.
+func (r Roster) AuthorizeCancel(who action.Identity, running backends.Action) error {
+	role, err := r.known(who)
+	if err != nil {
+		return err
+	}
+	if !role.MayAct() {
+		return fmt.Errorf("%s is %s, cancelling %s needs %s: %w", who.Operator, role, running, Operator, ErrRole)
+	}
+	return nil
+}
+
 // least names the least role that allows a.
 func least(a backends.Action) Role {
 	for _, r := range Roles() {

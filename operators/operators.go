@@ -20,42 +20,47 @@ import (
 // Role is what an operator may do.
 type Role string
 
-// The roles, least to most.
+// The roles, least to most. What each may take follows from the action kinds' tiers
+// (backends.ActionSpec.Tier): an operator takes the operator tier, an admin every kind.
 const (
 	Viewer   Role = "viewer"   // fleet, detail, journal, lint, probe history: no action
-	Operator Role = "operator" // also snapshot, revert, probe, exec (one sandbox at a time)
-	Admin    Role = "admin"    // also teardown, reset, snapshot deletion, recover, bulk actions
+	Operator Role = "operator" // the operator tier, one sandbox at a time; alert acknowledgement
+	Admin    Role = "admin"    // every kind, also on many marked sandboxes at once
 )
 
-var roleActions = map[Role][]backends.Action{
-	Viewer:   nil,
-	Operator: {backends.ActionSnapshot, backends.ActionRevert, backends.ActionProbe, backends.ActionExec, backends.ActionCopy},
-	Admin: {backends.ActionSnapshot, backends.ActionRevert, backends.ActionProbe, backends.ActionExec, backends.ActionCopy,
-		backends.ActionTeardown, backends.ActionReset, backends.ActionDeleteSnapshot, backends.ActionRecover},
-}
+// roleTier is the highest tier each role takes (0: none).
+var roleTier = map[Role]backends.Tier{Viewer: 0, Operator: backends.TierOperator, Admin: backends.TierAdmin}
 
 // Roles lists the roles, least to most.
 func Roles() []Role { return []Role{Viewer, Operator, Admin} }
 
-// Allows reports whether the role may take action kind a.
-func (r Role) Allows(a backends.Action) bool {
-	for _, x := range roleActions[r] {
-		if x == a {
-			return true
+// Tier is the highest tier the role takes (0 for a viewer or an unknown role).
+func (r Role) Tier() backends.Tier { return roleTier[r] }
+
+// Takes reports whether the role takes kinds of tier t.
+func (r Role) Takes(t backends.Tier) bool { return t > 0 && t <= r.Tier() }
+
+// Allows reports whether the role may take action kind a (never an undeclared one).
+func (r Role) Allows(a backends.Action) bool { return r.Takes(a.Tier()) }
+
+// MayAct reports whether the role may take any action (a viewer may not): acknowledging an
+// alert and cancelling a running action need it.
+func (r Role) MayAct() bool { return r.Takes(backends.TierOperator) }
+
+// Bulk reports whether the role may act on many marked sandboxes at once: one key changing a
+// whole range is an admin's decision.
+func (r Role) Bulk() bool { return r.Takes(backends.TierAdmin) }
+
+// Actions lists what the role may take, sorted, for help and the README.
+func (r Role) Actions() []backends.Action {
+	var out []backends.Action
+	for _, a := range backends.Actions() {
+		if r.Allows(a) {
+			out = append(out, a)
 		}
 	}
-	return false
+	return out
 }
-
-// MayAct reports whether the role may take any action (a viewer may not; acknowledging an
-// alert needs this).
-func (r Role) MayAct() bool { return len(roleActions[r]) > 0 }
-
-// Bulk reports whether the role may act on many marked sandboxes at once.
-func (r Role) Bulk() bool { return r == Admin }
-
-// Actions lists what the role may take, for help and the README.
-func (r Role) Actions() []backends.Action { return append([]backends.Action(nil), roleActions[r]...) }
 
 // ErrRole is wrapped by refusals for a role (and by errors.Is checks against action.ErrForbidden).
 var ErrRole = fmt.Errorf("%w: the role does not allow it", action.ErrForbidden)
@@ -160,7 +165,7 @@ func parseEntry(path string, n *yaml.Node) (Entry, error) {
 	if e.Name == "" || strings.ContainsAny(e.Name, " \t\n@") {
 		return Entry{}, fmt.Errorf("%s:%d: operator name %q: want a non-empty word without spaces or @", path, n.Line, r.Name)
 	}
-	if _, ok := roleActions[e.Role]; !ok {
+	if _, ok := roleTier[e.Role]; !ok {
 		return Entry{}, fmt.Errorf("%s:%d: operator %q: role %q: want viewer, operator or admin", path, lineOf(n, "role"), e.Name, r.Role)
 	}
 	if len(r.Keys) == 0 {

@@ -21,23 +21,52 @@ import (
 )
 
 // flow is what a sandbox binding does once its guard lets it act: ask the operator when the
-// action needs it, then run through the action layer. Every sandbox binding is one entry in
-// flows; a new action (quarantine...) is a keymap binding plus one entry here.
+// action needs it, then run through the action layer. A kind whose UI is its own (a name to
+// type, a snapshot to pick, a report to show) has an entry in flows; every other kind with a
+// key takes the generic flow (plainFlow), so a new kind needs no entry here.
 type flow func(m *Model, c *screen.Context, ids []string) tea.Cmd
 
 var flows = map[keymap.Name]flow{
 	keymap.Snapshot: (*Model).snapshotFlow,
 	keymap.Revert:   (*Model).revertFlow,
 	keymap.Teardown: (*Model).teardownFlow,
-	keymap.Reset:    (*Model).resetFlow,
 	keymap.Probe:    (*Model).probeFlow,
 	keymap.Copy:     (*Model).copyFlow,
 	keymap.Cancel:   (*Model).cancelFlow,
-	keymap.Shell:    (*Model).shellFlow, // issue 19 (triage.go)
+	keymap.Shell:    (*Model).shellFlow, // triage.go
+}
 
-	// Containment watch (issue 16; watch.go).
-	keymap.Quarantine: (*Model).quarantineFlow,
-	keymap.Release:    (*Model).releaseFlow,
+// The kinds with a key and no flow of their own take the generic one.
+func init() {
+	for _, k := range backends.Kinds() {
+		if n := keymap.ActionName(k.Kind); k.Key != "" && flows[n] == nil && action.Plain(k.Kind) {
+			flows[n] = plainFlow(k.Kind)
+		}
+	}
+}
+
+// plainFlow asks for confirmation when the kind needs it, showing its declared warning, then
+// takes it through the action layer (action.Layer.Act).
+func plainFlow(a backends.Action) flow {
+	return func(m *Model, c *screen.Context, ids []string) tea.Cmd {
+		run := func() tea.Cmd {
+			return m.start(a, ids, func(ctx context.Context, req action.Request) (string, error) {
+				return m.opts.Actions.Act(ctx, req)
+			})
+		}
+		if !a.NeedsConfirm() {
+			return run()
+		}
+		spec, _ := a.Spec()
+		title := fmt.Sprintf("%s %s?", a, m.name(ids[0]))
+		if len(ids) > 1 {
+			title = fmt.Sprintf("%s %d sandboxes?", a, len(ids))
+		}
+		c.Push(&dialog.Model{Kind: dialog.Confirm, Danger: true, Title: title, Body: spec.Warning,
+			OnCancel: cancelled(string(a)),
+			OnAccept: func(*screen.Context, *dialog.Model) tea.Cmd { return run() }})
+		return nil
+	}
 }
 
 // guard installs every binding's disabled reason. They read only in-memory state (the fleet,
@@ -89,6 +118,9 @@ func (m *Model) guard() {
 func (m *Model) actionReason(a backends.Action, id string) string {
 	if m.opts.Actions == nil {
 		return string(a) + ": actions are unavailable (no action layer)"
+	}
+	if a == backends.ActionShell && m.opts.Team.NoShell != "" {
+		return "shell: " + m.opts.Team.NoShell
 	}
 	if r, ok := m.fleet.Store().Get(id); ok && r.Stale {
 		why := m.fleet.StaleReason(r.Backend)
@@ -220,18 +252,6 @@ func (m *Model) teardownFlow(c *screen.Context, ids []string) tea.Cmd {
 	return nil
 }
 
-func (m *Model) resetFlow(c *screen.Context, ids []string) tea.Cmd {
-	c.Push(&dialog.Model{Kind: dialog.Confirm, Danger: true, Title: "reset " + m.name(ids[0]) + "?",
-		Body:     []string{"Recreates every member fresh from its image; state inside the sandbox is lost."},
-		OnCancel: cancelled("reset"),
-		OnAccept: func(*screen.Context, *dialog.Model) tea.Cmd {
-			return m.start(backends.ActionReset, ids, func(ctx context.Context, req action.Request) (string, error) {
-				return "reset", m.opts.Actions.Reset(ctx, req)
-			})
-		}})
-	return nil
-}
-
 func (m *Model) probeFlow(_ *screen.Context, ids []string) tea.Cmd {
 	return m.start(backends.ActionProbe, ids, func(ctx context.Context, req action.Request) (string, error) {
 		rep, err := m.opts.Actions.Probe(ctx, req, probe.Request{})
@@ -248,14 +268,18 @@ func (m *Model) copyFlow(c *screen.Context, ids []string) tea.Cmd {
 }
 
 func (m *Model) cancelFlow(c *screen.Context, ids []string) tea.Cmd {
-	layer, id := m.opts.Actions, ids[0]
+	layer, id, who := m.opts.Actions, ids[0], m.opts.Identity
 	c.SetStatus("cancelling " + m.name(id) + "...")
-	return func() tea.Msg { return cancelledMsg{id: id, ok: layer.Cancel(id)} }
+	return func() tea.Msg {
+		ok, err := layer.Cancel(who, id)
+		return cancelledMsg{id: id, ok: ok, err: err}
+	}
 }
 
 type cancelledMsg struct {
-	id string
-	ok bool
+	id  string
+	ok  bool
+	err error // the layer refused (the role)
 }
 
 func cancelled(what string) func(*screen.Context, *dialog.Model) tea.Cmd {
@@ -433,6 +457,10 @@ func (m *Model) handleResult(msg tea.Msg) (tea.Cmd, bool) {
 	case snapshotsMsg:
 		return m.pickSnapshot(msg), true
 	case cancelledMsg:
+		if msg.err != nil {
+			m.setStatus(oneLine(msg.err.Error()))
+			return nil, true
+		}
 		if msg.ok {
 			m.setStatus("cancel requested for " + m.name(msg.id))
 		} else {

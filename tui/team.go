@@ -28,27 +28,41 @@ type TeamOptions struct {
 	// AuthorizeAck refuses an alert acknowledgement the operator's role may not make (a
 	// viewer's); watch.Ack asks it and journals the refusal. nil permits it.
 	AuthorizeAck func(who action.Identity) error
+	// NoShell, when set, is why this session cannot host an interactive shell although the
+	// role may open one: the shell key stays, disabled with this reason.
+	NoShell string
 }
 
 // TeamMsg tells a session that something shared changed (a task started, moved or ended; an
 // operator came or went): it redraws.
 type TeamMsg struct{}
 
-// teamKeys drops the bindings the role may not use.
+// teamKeys drops the bindings the role may not use. A bulk kind the role may take one sandbox
+// at a time keeps its key, acting on the selected sandbox only.
 func (o TeamOptions) teamKeys(km *keymap.Map) *keymap.Map {
 	if o.Allow == nil {
 		return km
 	}
-	mutates := o.Allow(backends.ActionSnapshot, false) || o.Allow(backends.ActionRevert, false)
-	return km.Without(func(b keymap.Binding) bool {
+	acts := false // cancelling needs a role that acts; a viewer only watches
+	for _, a := range backends.Actions() {
+		acts = acts || o.Allow(a, false)
+	}
+	var keep []keymap.Binding
+	for _, b := range km.All() {
 		switch {
 		case b.Action != "":
-			return !o.Allow(b.Action, b.Bulk)
-		case b.Name == keymap.Cancel:
-			return !mutates
+			if !o.Allow(b.Action, false) {
+				continue
+			}
+			b.Bulk = b.Bulk && o.Allow(b.Action, true)
+		case b.Name == keymap.Cancel && !acts:
+			continue
+		case b.Name == keymap.Verify && !o.Allow(backends.ActionVerify, false): // the author's
+			continue
 		}
-		return false
-	})
+		keep = append(keep, b)
+	}
+	return keymap.NewMap(keep)
 }
 
 // teamInit shows, in every session, what every operator runs: rows name the action, the title
@@ -113,23 +127,8 @@ func Activity(a backends.Action, who action.Identity) string {
 	return Gerund(a) + " · " + who.Operator
 }
 
-// Gerund names a running action: "snapshotting", "tearing down".
-func Gerund(a backends.Action) string {
-	switch a {
-	case backends.ActionSnapshot:
-		return "snapshotting"
-	case backends.ActionRevert:
-		return "reverting"
-	case backends.ActionTeardown:
-		return "tearing down"
-	case backends.ActionProbe:
-		return "probing"
-	case backends.ActionReset:
-		return "resetting"
-	case backends.ActionExec:
-		return "running exec"
-	case backends.ActionRecover:
-		return "recovering"
-	}
-	return string(a) + " running"
-}
+// Gerund names a running action: "snapshotting", "tearing down" (the kind's declaration).
+func Gerund(a backends.Action) string { return a.Gerund() }
+
+// Keys is this session's keymap: the bindings its mode and role left, with their guards.
+func (m *Model) Keys() *keymap.Map { return m.keys }

@@ -13,7 +13,6 @@ import (
 	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/views/alerts"
-	"github.com/rangekeeper/rangekeeper/views/dialog"
 	"github.com/rangekeeper/rangekeeper/views/screen"
 	"github.com/rangekeeper/rangekeeper/watch"
 )
@@ -252,33 +251,6 @@ func (m *Model) identity() action.Identity {
 		}
 	}
 	return action.LocalIdentity()
-}
-
-func (m *Model) quarantineFlow(c *screen.Context, ids []string) tea.Cmd {
-	id := ids[0]
-	c.Push(&dialog.Model{Kind: dialog.Confirm, Danger: true, Title: "quarantine " + m.name(id) + "?",
-		Body: []string{"Cuts the sandbox off from everything outside itself: Docker disconnects members from non-internal networks and networks shared with a scorer; Kubernetes adds a deny-all policy; Proxmox sets link_down=1 on every NIC.",
-			"Members keep running and keep their files; release restores exactly what was there."},
-		OnCancel: cancelled("quarantine"),
-		OnAccept: func(*screen.Context, *dialog.Model) tea.Cmd {
-			return m.start(backends.ActionQuarantine, ids, func(ctx context.Context, req action.Request) (string, error) {
-				return "quarantined", m.opts.Actions.Quarantine(ctx, req)
-			})
-		}})
-	return nil
-}
-
-func (m *Model) releaseFlow(c *screen.Context, ids []string) tea.Cmd {
-	id := ids[0]
-	c.Push(&dialog.Model{Kind: dialog.Confirm, Danger: true, Title: "release " + m.name(id) + " from quarantine?",
-		Body:     []string{"Restores the networks, aliases, addresses, policies or NIC options the quarantine changed: the sandbox can reach what it reached before."},
-		OnCancel: cancelled("release"),
-		OnAccept: func(*screen.Context, *dialog.Model) tea.Cmd {
-			return m.start(backends.ActionRelease, ids, func(ctx context.Context, req action.Request) (string, error) {
-				return "released", m.opts.Actions.Release(ctx, req)
-			})
-		}})
-	return nil
 }
 
 // watchMarks are the containment watch's words for a sandbox in the detail title.

@@ -118,7 +118,7 @@ func TestAlertLineMarksAckAndQuarantine(t *testing.T) {
 	h.key("esc")
 	h.waitText("1/5 sandboxes")
 	h.key("U")
-	h.waitText("release hardened from quarantine?")
+	h.waitText("release hardened?")
 	h.key("tab", "enter")
 	h.waitText("release hardened done")
 	h.waitFor("the mark gone", func(f string) bool { return !strings.Contains(rowOf(f, "hardened"), "isolated") })

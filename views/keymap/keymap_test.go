@@ -258,3 +258,38 @@ func mustGet(t *testing.T, km *Map, n Name) Binding {
 	}
 	return b
 }
+
+// TestEveryKeyedKindIsBound: each action kind that declares a key has its binding, named by a
+// constant of names.go, with the declared key, help, bulk and danger; no other binding runs an
+// action.
+func TestEveryKeyedKindIsBound(t *testing.T) {
+	known := declaredNames(t)
+	km := Default()
+	keyed := 0
+	for _, k := range backends.Kinds() {
+		n := ActionName(k.Kind)
+		b, ok := km.Get(n)
+		if k.Key == "" {
+			if ok && b.Action == k.Kind { // copy and verify name other bindings: copy ID, the author's verify
+				t.Errorf("%s declares no key but is bound", k.Kind)
+			}
+			continue
+		}
+		keyed++
+		if _, ok := known[n]; !ok {
+			t.Errorf("%s: binding %q is not a constant of names.go", k.Kind, n)
+		}
+		if !ok || b.Action != k.Kind || b.Label() != k.Key || b.Help != k.Help || b.Bulk != k.Bulk || b.Group != GroupSandbox {
+			t.Errorf("%s: binding %+v; want key %q help %q bulk %v", k.Kind, b, k.Key, k.Help, k.Bulk)
+		}
+	}
+	actions := 0
+	for _, b := range km.All() {
+		if b.Action != "" {
+			actions++
+		}
+	}
+	if keyed == 0 || actions != keyed {
+		t.Errorf("%d bindings run an action, %d kinds declare a key", actions, keyed)
+	}
+}

@@ -53,7 +53,7 @@ const (
 	No    Name = "no"
 )
 
-// Triage bindings (issue 19): logs, the timeline and the shell, and the log screen's own keys.
+// Triage bindings: logs, the timeline and the shell, and the log screen's own keys.
 const (
 	Logs       Name = "logs"
 	Timeline   Name = "timeline"
@@ -66,7 +66,7 @@ const (
 	SearchPrev Name = "search-prev"
 )
 
-// Containment watch (issue 16).
+// Containment watch.
 const (
 	Quarantine Name = "quarantine"
 	Release    Name = "release"
@@ -94,16 +94,28 @@ func Names() []Name {
 	return out
 }
 
-// act declares a binding that runs a sandbox action; its danger follows the action's declaration.
-func act(name Name, key, help string, a backends.Action, bulk bool) Binding {
-	return Binding{Name: name, Keys: []string{key}, Help: help, Group: GroupSandbox, Action: a,
-		Dangerous: a.Destructive(), Mutates: a.Mutating(), Bulk: bulk}
+// ActionName is the binding of an action kind's key: the kind's own name, which must be one of
+// the constants above (TestEveryKeyedKindIsBound).
+func ActionName(a backends.Action) Name { return Name(a) }
+
+// actions are the bindings of the action kinds that declare a key, in declaration order; their
+// danger follows the kind's declaration.
+func actions() []Binding {
+	var out []Binding
+	for _, k := range backends.Kinds() {
+		if k.Key == "" {
+			continue
+		}
+		out = append(out, Binding{Name: ActionName(k.Kind), Keys: []string{k.Key}, Help: k.Help, Group: GroupSandbox,
+			Action: k.Kind, Dangerous: k.Kind.Destructive(), Mutates: k.Kind.Mutating(), Bulk: k.Bulk})
+	}
+	return out
 }
 
 // Default is the stock keymap. Keys avoid tmux's and screen's prefixes (ctrl+b, ctrl+a) and the
 // terminal's flow control (ctrl+s, ctrl+q), which Remap refuses.
 func Default() *Map {
-	return NewMap([]Binding{
+	bs := []Binding{
 		{Name: Up, Keys: []string{"k", "up"}, Help: "up", Group: GroupNav},
 		{Name: Down, Keys: []string{"j", "down"}, Help: "down", Group: GroupNav},
 		{Name: Top, Keys: []string{"g", "home"}, Help: "top", Group: GroupNav},
@@ -119,11 +131,9 @@ func Default() *Map {
 		{Name: Reverse, Keys: []string{"O"}, Help: "reverse sort", Group: GroupView},
 		{Name: Group, Keys: []string{"b"}, Help: "group by", Group: GroupView},
 		{Name: Select, Keys: []string{"space"}, Help: "select", Group: GroupSandbox},
-		act(Snapshot, "s", "snapshot", backends.ActionSnapshot, false),
-		act(Revert, "r", "revert", backends.ActionRevert, false),
-		act(Teardown, "D", "teardown", backends.ActionTeardown, true),
-		act(Reset, "R", "reset pods", backends.ActionReset, false),
-		act(Probe, "p", "escape probe", backends.ActionProbe, true),
+	}
+	bs = append(bs, actions()...) // from the kinds' declarations (backends.Kinds)
+	bs = append(bs, []Binding{
 		{Name: Copy, Keys: []string{"c"}, Help: "copy ID", Group: GroupSandbox},
 		{Name: Author, Keys: []string{"a"}, Help: "author spec", Group: GroupApp},
 		{Name: Journal, Keys: []string{"@"}, Help: "journal", Group: GroupApp},
@@ -139,10 +149,9 @@ func Default() *Map {
 		{Name: Focus, Keys: []string{"tab", "shift+tab"}, Help: "next field / button", Group: GroupDialog},
 		{Name: Yes, Keys: []string{"y"}, Help: "yes", Group: GroupDialog},
 		{Name: No, Keys: []string{"n"}, Help: "no", Group: GroupDialog},
-		// triage (issue 19): m is lazydocker's logs key, E its exec shell; H for history
+		// triage: m is lazydocker's logs key (E, its exec shell, is the shell kind's); H for history
 		{Name: Logs, Keys: []string{"m"}, Help: "logs", Group: GroupApp},
 		{Name: Timeline, Keys: []string{"H"}, Help: "timeline", Group: GroupApp},
-		act(Shell, "E", "shell", backends.ActionShell, false),
 		{Name: LogFollow, Keys: []string{"f"}, Help: "follow", Group: GroupView},
 		{Name: LogStamps, Keys: []string{"T"}, Help: "timestamps", Group: GroupView},
 		{Name: LogWrap, Keys: []string{"w"}, Help: "wrap", Group: GroupView},
@@ -150,9 +159,8 @@ func Default() *Map {
 		{Name: SearchNext, Keys: []string{"n"}, Help: "next match", Group: GroupView},
 		{Name: SearchPrev, Keys: []string{"N"}, Help: "previous match", Group: GroupView},
 
-		// Containment watch (issue 16).
-		act(Quarantine, "Q", "quarantine", backends.ActionQuarantine, false),
-		act(Release, "U", "release quarantine", backends.ActionRelease, false),
+		// Containment watch (quarantine and release are kinds' keys).
 		{Name: Ack, Keys: []string{"A"}, Help: "acknowledge alert", Group: GroupApp},
-	})
+	}...)
+	return NewMap(bs)
 }
