@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
@@ -47,6 +48,9 @@ type fold struct {
 	pending map[string]Command // event_id → in-flight tool call
 	counted map[string]bool    // model event_ids whose tokens are summed
 	outputs map[int64]string   // Seq → output of a kept command
+	summary []byte             // the samples row last folded, to skip an unchanged one
+	dirty   bool               // changed since the last published copy
+	copy    SampleState        // the last published copy, shared while the sample is unchanged
 }
 
 func newFold(k Key) *fold {
@@ -61,6 +65,7 @@ func newFold(k Key) *fold {
 // apply folds one events row. Rows for the same event_id supersede each other (a pending event
 // is re-inserted with its id when it completes), so state keyed by event_id is replaced.
 func (f *fold) apply(row int64, eventID string, data []byte) {
+	f.dirty = true
 	var e rawEvent
 	if err := json.Unmarshal(data, &e); err != nil {
 		return // a row we cannot read says nothing we could show
@@ -211,6 +216,10 @@ type summary struct {
 
 // applySummary folds the samples row.
 func (f *fold) applySummary(data []byte) {
+	if bytes.Equal(data, f.summary) && f.st.Status != StatusFlushed {
+		return
+	}
+	f.summary, f.dirty = data, true
 	var s summary
 	if err := json.Unmarshal(data, &s); err != nil {
 		return

@@ -108,6 +108,7 @@ func (r *Reader) Poll(ctx context.Context) (changed bool, err error) {
 				f.st.Status = StatusEnded
 				f.pending = map[string]Command{}
 				f.refreshPending()
+				f.dirty = true
 			}
 		}
 		r.changed = time.Now()
@@ -216,7 +217,7 @@ func (r *Reader) read(ctx context.Context, db *sql.DB) (bool, error) {
 		f.st.Status = StatusFlushed
 		f.pending = map[string]Command{}
 		f.refreshPending()
-		f.st.Updated = now
+		f.st.Updated, f.dirty = now, true
 	}
 	r.changed = now
 	return true, nil
@@ -248,13 +249,18 @@ func isStale(ctx context.Context, err error) bool {
 	return strings.Contains(err.Error(), "no such table")
 }
 
-// Samples returns copies of every sample this reader has seen, in first-seen order.
+// Samples returns every sample this reader has seen, in first-seen order. A sample unchanged
+// since the last call comes back as the same copy (its slices shared): treat them as read-only.
 func (r *Reader) Samples() []SampleState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]SampleState, 0, len(r.order))
 	for _, k := range r.order {
-		out = append(out, r.samples[k].st.Clone())
+		f := r.samples[k]
+		if f.dirty || f.copy.ID == "" {
+			f.copy, f.dirty = f.st.Clone(), false
+		}
+		out = append(out, f.copy)
 	}
 	return out
 }

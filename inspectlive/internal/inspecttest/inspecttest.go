@@ -111,20 +111,26 @@ func NewDB(tb testing.TB, path string, wal bool) *DB {
 // Write runs statements in one transaction and bumps the version, as Inspect's writer does.
 func (d *DB) Write(tb testing.TB, f func(tx *sql.Tx) error) {
 	tb.Helper()
+	if err := d.TryWrite(f); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TryWrite is Write for goroutines other than the test's (which must not call Fatal).
+func (d *DB) TryWrite(f func(tx *sql.Tx) error) error {
 	tx, err := d.Begin()
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	if err := f(tx); err != nil {
 		tx.Rollback()
-		tb.Fatal(err)
+		return err
 	}
 	if _, err := tx.Exec(`UPDATE task_database SET version = version + 1, last_updated = CURRENT_TIMESTAMP`); err != nil {
-		tb.Fatal(err)
+		tx.Rollback()
+		return err
 	}
-	if err := tx.Commit(); err != nil {
-		tb.Fatal(err)
-	}
+	return tx.Commit()
 }
 
 // Summary is an EvalSampleSummary for the samples row.
@@ -139,7 +145,15 @@ func Summary(id string, epoch int, uuid string, extra map[string]any) string {
 
 // StartSample inserts the samples row (start_sample).
 func (d *DB) StartSample(tb testing.TB, id string, epoch int, uuid string) {
-	d.Write(tb, func(tx *sql.Tx) error {
+	tb.Helper()
+	if err := d.TryStartSample(id, epoch, uuid); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TryStartSample is StartSample returning its error.
+func (d *DB) TryStartSample(id string, epoch int, uuid string) error {
+	return d.TryWrite(func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO samples (id, epoch, data) VALUES (?, ?, ?)`, id, epoch, Summary(id, epoch, uuid, nil))
 		return err
 	})
@@ -176,7 +190,15 @@ type Event struct {
 
 // AddEvents inserts events for a sample (log_events).
 func (d *DB) AddEvents(tb testing.TB, id string, epoch int, evs ...Event) {
-	d.Write(tb, func(tx *sql.Tx) error {
+	tb.Helper()
+	if err := d.TryAddEvents(id, epoch, evs...); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TryAddEvents is AddEvents returning its error.
+func (d *DB) TryAddEvents(id string, epoch int, evs ...Event) error {
+	return d.TryWrite(func(tx *sql.Tx) error {
 		for _, e := range evs {
 			if _, err := tx.Exec(`INSERT INTO events (event_id, sample_id, sample_epoch, data) VALUES (?, ?, ?, ?)`,
 				e.EventID, id, epoch, MustJSON(e.Data)); err != nil {
