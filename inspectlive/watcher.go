@@ -68,6 +68,7 @@ type evalSource struct {
 	endedAt  time.Time
 	alive    bool
 	logProbl string
+	scoreMod time.Time // the log's mtime when flushed scores were last looked for
 }
 
 type traceSource struct {
@@ -224,9 +225,10 @@ func (w *Watcher) rescan(now time.Time) {
 	for _, b := range d.Buffers {
 		k := EvalKey(b.Path)
 		if s, ok := w.evals[k]; ok {
-			if s.logPath == "" {
+			if s.logPath == "" || !s.startOK {
 				w.findLog(s)
 			}
+			w.retryScores(s)
 			continue
 		}
 		s := &evalSource{file: b, rd: buffer.Open(b.Path), flushed: map[buffer.Key]evallog.Sample{}, alive: w.cfg.Alive(b.PID)}
@@ -306,8 +308,30 @@ func (w *Watcher) pollEval(ctx context.Context, s *evalSource, now time.Time) {
 	w.scoreFlushed(s)
 }
 
+// retryScores looks again for flushed samples' outcomes once the log has changed (a sample may
+// leave the buffer a moment before its member lands, or the log may be found later).
+func (w *Watcher) retryScores(s *evalSource) {
+	if s.logPath == "" {
+		return
+	}
+	st, err := os.Stat(s.logPath)
+	if err != nil || st.ModTime().Equal(s.scoreMod) {
+		return
+	}
+	n := len(s.flushed)
+	w.scoreFlushed(s)
+	if len(s.flushed) != n {
+		w.dirty = true
+	}
+}
+
 // scoreFlushed fetches the outcome of samples that left the buffer from the .eval log.
 func (w *Watcher) scoreFlushed(s *evalSource) {
+	if s.logPath != "" {
+		if st, err := os.Stat(s.logPath); err == nil {
+			s.scoreMod = st.ModTime()
+		}
+	}
 	for i := range s.samples {
 		st := &s.samples[i]
 		if st.Status != buffer.StatusFlushed && st.Status != buffer.StatusEnded {

@@ -46,6 +46,14 @@ func TestFlushedSampleScoreFromEvalLog(t *testing.T) {
 	if s.Score != "" || !strings.Contains(s.ScoreNote, "score unknown") {
 		t.Fatalf("flushed sample 2 without a logged score: %+v", s)
 	}
+	// Its member lands later: the next rescan after the log changes finds it.
+	time.Sleep(10 * time.Millisecond) // a distinct mtime
+	w.evalLog("ctf", "tidA", "openai/gpt-test", it.EvalMember{Name: "samples/1_epoch_1.json", Body: it.EvalSample("1", 1, "u1", "C")},
+		it.EvalMember{Name: "samples/2_epoch_1.json", Body: it.EvalSample("2", 1, "u2", 0.5)})
+	pollN(wt, 1)
+	if s, _ = wt.Sample(e.Key, "2", 1); s.Score != "0.5" || !strings.Contains(s.ScoreNote, e.LogPath) {
+		t.Fatalf("flushed sample 2 after its member landed: %+v", s)
+	}
 
 	pollN(nolog, 1)
 	e2 := nolog.Evals()[0]

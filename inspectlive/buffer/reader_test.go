@@ -16,7 +16,8 @@ import (
 
 func newDB(t *testing.T, wal bool) (*it.DB, *buffer.Reader) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "samplebuffer", "abc123", "2026-08-22T10-00-00+00-00_ctf_tid.eval.4242.db")
+	// A space and a plus in the path, as macOS's "Application Support" and Inspect's log names have.
+	path := filepath.Join(t.TempDir(), "Application Support", "inspect_ai", "samplebuffer", "abc123", "2026-08-22T10-00-00+00-00_ctf_tid.eval.4242.db")
 	db := it.NewDB(t, path, wal)
 	r := buffer.Open(path)
 	t.Cleanup(func() { r.Close() })
@@ -283,6 +284,19 @@ func TestReaderNeverWrites(t *testing.T) {
 	after, _ := os.ReadFile(db.Path)
 	if string(before) != string(after) {
 		t.Fatal("polling changed the database file")
+	}
+}
+
+func TestLegacySchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.eval.1.db")
+	db := it.NewDBWithSchema(t, path, false, it.LegacySchema)
+	r := buffer.Open(path)
+	defer r.Close()
+	db.StartSample(t, "1", 1, "")
+	db.AddEvents(t, "1", 1, it.SandboxExec(1, "id", 0, ""), it.Model("m", 2, 42, false))
+	poll(t, r)
+	if s := one(t, r, "1", 1); s.Tokens != 42 || len(s.Commands) != 1 || s.Status != buffer.StatusRunning {
+		t.Fatalf("pre-0.3.206 buffer: %+v", s)
 	}
 }
 

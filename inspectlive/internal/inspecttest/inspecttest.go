@@ -77,6 +77,23 @@ CREATE INDEX IF NOT EXISTS idx_attachments_hash ON attachments(hash);
 INSERT INTO task_database (version) VALUES (1);
 `
 
+// LegacySchema is the buffer schema of releases before 0.3.206 (no message or call pools, no
+// sample metadata columns, attachments unique by hash alone). The reader uses only the columns
+// both share.
+const LegacySchema = `
+CREATE TABLE IF NOT EXISTS task_database (
+    version INTEGER PRIMARY KEY DEFAULT 1,
+    metrics TEXT DEFAULT '[]',
+    last_updated DATETIME DEFAULT CURRENT_TIMESTAMP
+);
+CREATE TABLE samples (id TEXT, epoch INTEGER, data TEXT, PRIMARY KEY (id, epoch));
+CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT, sample_id TEXT, sample_epoch INTEGER, data TEXT);
+CREATE TABLE attachments (id INTEGER PRIMARY KEY AUTOINCREMENT, sample_id TEXT, sample_epoch INTEGER, hash TEXT UNIQUE, content TEXT);
+CREATE INDEX IF NOT EXISTS idx_events_sample ON events(sample_id, sample_epoch);
+CREATE INDEX IF NOT EXISTS idx_attachments_hash ON attachments(hash);
+INSERT INTO task_database (version) VALUES (1);
+`
+
 // DB is a writer playing Inspect's part.
 type DB struct {
 	*sql.DB
@@ -87,6 +104,12 @@ type DB struct {
 // NewDB creates a buffer database at path. wal picks WAL (Inspect 0.3.237+); otherwise the
 // rollback journal of older releases.
 func NewDB(tb testing.TB, path string, wal bool) *DB {
+	tb.Helper()
+	return NewDBWithSchema(tb, path, wal, Schema)
+}
+
+// NewDBWithSchema is NewDB with another release's schema.
+func NewDBWithSchema(tb testing.TB, path string, wal bool, schema string) *DB {
 	tb.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		tb.Fatal(err)
@@ -100,7 +123,7 @@ func NewDB(tb testing.TB, path string, wal bool) *DB {
 		tb.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(Schema); err != nil {
+	if _, err := db.Exec(schema); err != nil {
 		tb.Fatal(err)
 	}
 	d := &DB{DB: db, Path: path}
