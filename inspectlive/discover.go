@@ -79,12 +79,14 @@ type ControlFile struct {
 	APIVersion int       `json:"api_version"`
 }
 
-// TraceFile is <data>/traces/trace-<pid>.log. Rotated, gzipped traces (trace-<pid>.log.gz,
-// written when a process exits cleanly) are not read: their process is gone, and a clean exit
-// has already cleaned its sandboxes up unless told not to.
+// TraceFile is <data>/traces/trace-<pid>.log, or trace-<pid>.log.gz once the process exited
+// cleanly. The gzipped ones matter for sandboxes left behind on purpose (--no-sandbox-cleanup):
+// only the trace still says which sample such a compose project ran.
 type TraceFile struct {
-	Path string
-	PID  int
+	Path    string
+	PID     int
+	Gzipped bool
+	ModTime time.Time
 }
 
 // Discovery is what one scan of the data directories found.
@@ -118,12 +120,22 @@ func Scan(dataDirs []string) Discovery {
 			}
 			d.Controls = append(d.Controls, c)
 		}
-		trs, _ := filepath.Glob(filepath.Join(dir, "traces", "trace-*.log"))
+		trs, _ := filepath.Glob(filepath.Join(dir, "traces", "trace-*.log*"))
 		for _, p := range trs {
-			pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "trace-"), ".log"))
-			if err == nil {
-				d.Traces = append(d.Traces, TraceFile{Path: p, PID: pid})
+			name := strings.TrimPrefix(filepath.Base(p), "trace-")
+			gz := strings.HasSuffix(name, ".log.gz")
+			if !gz && !strings.HasSuffix(name, ".log") {
+				continue
 			}
+			pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(name, ".gz"), ".log"))
+			if err != nil {
+				continue
+			}
+			t := TraceFile{Path: p, PID: pid, Gzipped: gz}
+			if st, err := os.Stat(p); err == nil {
+				t.ModTime = st.ModTime()
+			}
+			d.Traces = append(d.Traces, t)
 		}
 	}
 	return d

@@ -41,7 +41,7 @@ func TestScan(t *testing.T) {
 	w.buffer(4242, "ctf", "tid1")
 	w.trace(4242, "")
 	w.control(4242)
-	for _, p := range []string{"samplebuffer/5f2b0c/nopid.db", "samplebuffer/5f2b0c/x.eval.notapid.db", "traces/trace-99.log.gz"} {
+	for _, p := range []string{"samplebuffer/5f2b0c/nopid.db", "samplebuffer/5f2b0c/x.eval.notapid.db", "traces/trace-99.log.gz", "traces/trace-x.log", "traces/trace-5.log.bak"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(w.data, p)), 0o755)
 		os.WriteFile(filepath.Join(w.data, p), nil, 0o644)
 	}
@@ -52,8 +52,8 @@ func TestScan(t *testing.T) {
 	if len(d.Buffers) != 1 || d.Buffers[0].PID != 4242 || d.Buffers[0].LogBase != logBase("ctf", "tid1") || d.Buffers[0].DataDir != w.data {
 		t.Errorf("buffers %+v", d.Buffers)
 	}
-	if len(d.Traces) != 1 || d.Traces[0].PID != 4242 {
-		t.Errorf("traces (gzipped ones are not read) %+v", d.Traces)
+	if len(d.Traces) != 2 || d.Traces[0].PID != 4242 || d.Traces[0].Gzipped || d.Traces[1].PID != 99 || !d.Traces[1].Gzipped {
+		t.Errorf("traces %+v", d.Traces)
 	}
 	if len(d.Controls) != 1 || d.Controls[0].PID != 4242 || d.Controls[0].RunID != "RUN1" || d.Controls[0].StartedAt.IsZero() {
 		t.Errorf("controls %+v", d.Controls)

@@ -1,7 +1,10 @@
 package inspectlive_test
 
 import (
+	"compress/gzip"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -190,5 +193,27 @@ func TestOrphans(t *testing.T) {
 				t.Fatalf("orphaned=%v want %v: %+v", l.Orphaned, tt.orphan, l)
 			}
 		})
+	}
+}
+
+// Under --no-sandbox-cleanup the process exits cleanly: its buffer is unlinked and its trace
+// gzipped, yet the sandboxes it left still link to their samples, as orphans.
+func TestOrphanAfterCleanExitFromGzippedTrace(t *testing.T) {
+	w := newWorld(t)
+	dead := deadPID(t)
+	w.trace(dead, it.TraceSubprocess(1, "inspect-ctf-ileft01", "ctf", "web-7", 1))
+	plain := filepath.Join(w.data, "traces", fmt.Sprintf("trace-%d.log", dead))
+	b, _ := os.ReadFile(plain)
+	f, _ := os.Create(plain + ".gz")
+	zw := gzip.NewWriter(f)
+	zw.Write(b)
+	zw.Close()
+	f.Close()
+	os.Remove(plain)
+	wt := w.watcher()
+	pollN(wt, 1)
+	l := wt.Link(docker("inspect-ctf-ileft01"))
+	if l.How != inspectlive.HowTrace || l.SampleID != "web-7" || l.Eval.PID != dead || l.Eval.Task != "ctf" || !l.Orphaned {
+		t.Fatalf("%+v", l)
 	}
 }

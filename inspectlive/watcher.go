@@ -72,9 +72,10 @@ type evalSource struct {
 }
 
 type traceSource struct {
-	file  TraceFile
-	rd    *trace.Reader
-	alive bool
+	file   TraceFile
+	rd     *trace.Reader
+	alive  bool
+	goneAt time.Time // when the file went (gzipped at exit): its projects stay for Retain
 }
 
 // Watcher owns every source under a set of data directories, polls them, and publishes an
@@ -169,6 +170,11 @@ func (w *Watcher) Close() error {
 func (w *Watcher) Poll(ctx context.Context) bool {
 	w.pollMu.Lock()
 	defer w.pollMu.Unlock()
+	select {
+	case <-w.stop:
+		return false // closed: reopening the databases would leak their handles
+	default:
+	}
 	now := time.Now()
 	if now.Sub(w.lastScan) >= w.cfg.Rescan {
 		w.rescan(now)
@@ -190,7 +196,12 @@ func (w *Watcher) Poll(ctx context.Context) bool {
 		if changed {
 			w.dirty = true
 		}
-		if t.rd.Gone() {
+		switch {
+		case !t.rd.Gone():
+			t.goneAt = time.Time{}
+		case t.goneAt.IsZero():
+			t.goneAt = now
+		case now.Sub(t.goneAt) > w.cfg.Retain:
 			w.srcMu.Lock()
 			delete(w.traces, path)
 			w.srcMu.Unlock()
@@ -222,13 +233,15 @@ func (w *Watcher) rescan(now time.Time) {
 	w.srcMu.Lock()
 	defer w.srcMu.Unlock()
 	w.problems = d.Problems
+	for _, s := range w.evals {
+		if s.logPath == "" || !s.startOK {
+			w.findLog(s)
+		}
+		w.retryScores(s)
+	}
 	for _, b := range d.Buffers {
 		k := EvalKey(b.Path)
-		if s, ok := w.evals[k]; ok {
-			if s.logPath == "" || !s.startOK {
-				w.findLog(s)
-			}
-			w.retryScores(s)
+		if _, ok := w.evals[k]; ok {
 			continue
 		}
 		s := &evalSource{file: b, rd: buffer.Open(b.Path), flushed: map[buffer.Key]evallog.Sample{}, alive: w.cfg.Alive(b.PID)}
@@ -244,6 +257,9 @@ func (w *Watcher) rescan(now time.Time) {
 		}
 	}
 	for _, t := range d.Traces {
+		if t.Gzipped && now.Sub(t.ModTime) > w.cfg.Retain {
+			continue // an old finished run: its sandboxes, if any, are long past linking
+		}
 		if _, ok := w.traces[t.Path]; !ok {
 			w.traces[t.Path] = &traceSource{file: t, rd: trace.Open(t.Path), alive: w.cfg.Alive(t.PID)}
 		}
@@ -484,7 +500,7 @@ func (w *Watcher) publish(now time.Time) {
 }
 
 func sampleIdentity(tp tracedProject) string {
-	return tp.TracePath + "\x00" + tp.Task + "\x00" + tp.SampleID + "\x00" + itoa(tp.Epoch)
+	return itoa(tp.PID) + "\x00" + tp.Task + "\x00" + tp.SampleID + "\x00" + itoa(tp.Epoch)
 }
 
 // evalOf is the published view of one source.

@@ -3,7 +3,9 @@
 package trace
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -41,7 +44,9 @@ var projectRE = regexp.MustCompile(`--project-name[ =]'?([a-z0-9][a-z0-9_-]*)`)
 // maxChunk bounds one poll's read so a huge backlog is consumed over several polls.
 const maxChunk = 8 << 20
 
-// Reader follows one trace file from an offset. Safe for concurrent use.
+// Reader follows one trace file from an offset. A gzipped trace (trace-<pid>.log.gz, written
+// when the process exits cleanly) is read whole once, and again only if it changes. Safe for
+// concurrent use.
 type Reader struct {
 	path string
 
@@ -50,6 +55,7 @@ type Reader struct {
 	partial  []byte
 	projects map[string]Project
 	gone     bool
+	gzMod    time.Time // a gzipped trace's mtime when read
 }
 
 // Open prepares a reader; nothing is read until Poll.
@@ -84,6 +90,9 @@ func (r *Reader) Poll() (changed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("trace %s: %w", r.path, err)
 	}
+	if strings.HasSuffix(r.path, ".gz") {
+		return r.readGzip(f, st.ModTime())
+	}
 	if st.Size() < r.offset {
 		r.offset, r.partial = 0, nil
 	}
@@ -109,6 +118,33 @@ func (r *Reader) Poll() (changed bool, err error) {
 		if r.line(line) {
 			changed = true
 		}
+	}
+	return changed, nil
+}
+
+// maxGzip bounds what one gzipped trace may expand to.
+const maxGzip = 1 << 30
+
+func (r *Reader) readGzip(f *os.File, mod time.Time) (bool, error) {
+	if mod.Equal(r.gzMod) {
+		return false, nil
+	}
+	r.gzMod = mod
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return false, fmt.Errorf("trace %s: %w", r.path, err)
+	}
+	defer zr.Close()
+	sc := bufio.NewScanner(io.LimitReader(zr, maxGzip))
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	changed := false
+	for sc.Scan() {
+		if r.line(sc.Bytes()) {
+			changed = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return changed, fmt.Errorf("trace %s: %w", r.path, err)
 	}
 	return changed, nil
 }

@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,6 +68,26 @@ func TestTruncatedAndGone(t *testing.T) {
 	os.Remove(path)
 	if changed, err := r.Poll(); changed || err != nil || !r.Gone() {
 		t.Fatalf("gone file: %v %v %v", changed, err, r.Gone())
+	}
+}
+
+// A process that exits cleanly gzips its trace; it is read whole, once.
+func TestGzipped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace-3.log.gz")
+	f, _ := os.Create(path)
+	zw := gzip.NewWriter(f)
+	zw.Write([]byte(it.TraceOther(0) + it.TraceSubprocess(1, "inspect-ctf-igz0001", "ctf", 4, 2)))
+	zw.Close()
+	f.Close()
+	r := trace.Open(path)
+	if changed, err := r.Poll(); !changed || err != nil {
+		t.Fatalf("%v %v", changed, err)
+	}
+	if p, ok := r.Lookup("inspect-ctf-igz0001"); !ok || p.SampleID != "4" || p.Epoch != 2 {
+		t.Fatalf("%+v %v", p, ok)
+	}
+	if changed, _ := r.Poll(); changed {
+		t.Fatal("an unchanged gzipped trace was read again")
 	}
 }
 

@@ -98,7 +98,6 @@ INSERT INTO task_database (version) VALUES (1);
 type DB struct {
 	*sql.DB
 	Path string
-	n    int
 }
 
 // NewDB creates a buffer database at path. wal picks WAL (Inspect 0.3.237+); otherwise the
