@@ -74,6 +74,12 @@ func (f *fold) apply(row int64, eventID string, data []byte) {
 		f.st.LastEvent = e.Timestamp
 	}
 	switch e.Event {
+	case "sample_init":
+		// The first event of every attempt: one seen after progress is a retry (Inspect deletes
+		// the failed attempt's rows and starts the sample over), so the old attempt's state goes.
+		if f.st.Status != StatusInit || len(f.st.Commands) > 0 || f.st.Tokens > 0 {
+			f.restart()
+		}
 	case "sandbox":
 		c := Command{Seq: row, Time: e.Timestamp, Action: e.Action, Cmd: e.Cmd}
 		if c.Cmd == "" && e.File != "" {
@@ -98,6 +104,9 @@ func (f *fold) apply(row int64, eventID string, data []byte) {
 	case "model":
 		if e.Pending || f.counted[eventID] {
 			return
+		}
+		if msg := textOf(e.Error); msg != "" {
+			f.st.Errors = appendBounded(f.st.Errors, "model: "+msg, maxErrors)
 		}
 		var out modelOutput
 		if json.Unmarshal(e.Output, &out) == nil && out.Usage != nil {
@@ -125,6 +134,14 @@ func (f *fold) apply(row int64, eventID string, data []byte) {
 			f.st.noteLogger(m.Message)
 		}
 	}
+}
+
+// restart forgets a failed attempt, keeping only the sample's identity and its retry count.
+func (f *fold) restart() {
+	n := newFold(Key{ID: f.st.ID, Epoch: f.st.Epoch})
+	n.st.Retries = f.st.Retries + 1
+	n.dirty = true
+	*f = *n
 }
 
 func (f *fold) keepCommand(c Command, output string) {
@@ -226,7 +243,7 @@ func (f *fold) applySummary(data []byte) {
 	}
 	st := &f.st
 	st.UUID = s.UUID
-	st.Retries = s.Retries
+	st.Retries = max(st.Retries, s.Retries) // the summary's count, or the restarts seen here
 	if s.StartedAt != nil {
 		st.StartedAt = *s.StartedAt
 	}

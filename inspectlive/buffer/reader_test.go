@@ -166,6 +166,23 @@ func TestSampleFlushedMidRead(t *testing.T) {
 	}
 }
 
+// Inspect deletes a failed attempt's rows and starts the sample over: the new attempt must not
+// inherit the old one's commands or errors.
+func TestRetriedSampleStartsOver(t *testing.T) {
+	db, r := newDB(t, true)
+	db.StartSample(t, "a", 1, "u-first")
+	db.AddEvents(t, "a", 1, it.SampleInit(0), it.SandboxExec(1, "rm -rf /tmp/x", 1, ""), it.Error(2, "sandbox_unavailable"))
+	poll(t, r)
+	db.RemoveSample(t, "a", 1)
+	db.AddEvents(t, "a", 1, it.SampleInit(10), it.SandboxExec(11, "ls", 0, ""))
+	db.StartSample(t, "a", 1, "u-second")
+	poll(t, r)
+	s := one(t, r, "a", 1)
+	if s.UUID != "u-second" || len(s.Commands) != 1 || s.Commands[0].Cmd != "ls" || len(s.Errors) != 0 || s.Status != buffer.StatusRunning || s.Retries != 1 {
+		t.Fatalf("retried sample: %+v", s)
+	}
+}
+
 func TestDatabaseDeletedMidRead(t *testing.T) {
 	db, r := newDB(t, true)
 	db.StartSample(t, "a", 1, "u-a")

@@ -253,6 +253,14 @@ func base(kind string, sec int) map[string]any {
 		"span_id": "span-1", "pending": nil, "metadata": nil}
 }
 
+// SampleInit is the SampleInitEvent that opens every attempt of a sample.
+func SampleInit(sec int) Event {
+	m := base("sample_init", sec)
+	m["sample"] = map[string]any{"id": 1, "input": "attachment://0a1b2c", "sandbox": nil}
+	m["state"] = map[string]any{}
+	return Event{EventID: m["uuid"].(string), Data: m}
+}
+
 // SandboxExec is a SandboxEvent for a completed exec, with env in its options (never to be shown).
 func SandboxExec(sec int, cmd string, exit int, output string) Event {
 	m := base("sandbox", sec)
