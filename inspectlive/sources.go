@@ -63,13 +63,6 @@ func (w *Watcher) pollEval(ctx context.Context, s *evalSource, now time.Time) {
 // retryScores looks again for flushed samples' outcomes once the log has changed (a sample may
 // leave the buffer a moment before its member lands, or the log may be found later).
 func (w *Watcher) retryScores(s *evalSource) {
-	if s.logPath == "" {
-		return
-	}
-	st, err := os.Stat(s.logPath)
-	if err != nil || st.ModTime().Equal(s.scoreMod) {
-		return
-	}
 	n := len(s.flushed)
 	w.scoreFlushed(s)
 	if len(s.flushed) != n {
@@ -77,29 +70,40 @@ func (w *Watcher) retryScores(s *evalSource) {
 	}
 }
 
-// scoreFlushed fetches the outcome of samples that left the buffer from the .eval log.
+// scoreFlushed fetches the outcome of samples that left the buffer from the .eval log, with one
+// open of the log, and only for samples not yet looked for in this version of it (the log can
+// be large; a busy buffer changes every tick).
 func (w *Watcher) scoreFlushed(s *evalSource) {
-	if s.logPath != "" {
-		if st, err := os.Stat(s.logPath); err == nil {
-			s.scoreMod = st.ModTime()
-		}
+	if s.logPath == "" {
+		return
 	}
+	st, err := os.Stat(s.logPath)
+	if err != nil {
+		return
+	}
+	mod := st.ModTime()
+	var want []evallog.SampleKey
 	for i := range s.samples {
-		st := &s.samples[i]
-		if st.Status != buffer.StatusFlushed && st.Status != buffer.StatusEnded {
+		ss := &s.samples[i]
+		k := buffer.Key{ID: ss.ID, Epoch: ss.Epoch}
+		if ss.Status != buffer.StatusFlushed && ss.Status != buffer.StatusEnded {
+			delete(s.flushed, k) // back in the buffer: a retry, whose outcome is yet to come
 			continue
 		}
-		k := buffer.Key{ID: st.ID, Epoch: st.Epoch}
-		if _, ok := s.flushed[k]; ok || s.logPath == "" {
+		if _, ok := s.flushed[k]; ok || s.tried[k].Equal(mod) {
 			continue
 		}
-		r, err := evallog.ReadSample(s.logPath, st.ID, st.Epoch)
-		if err != nil {
-			if !errors.Is(err, evallog.ErrNoSample) {
-				s.logProbl = err.Error()
-			}
-			continue
-		}
-		s.flushed[k] = r
+		s.tried[k] = mod
+		want = append(want, evallog.SampleKey{ID: k.ID, Epoch: k.Epoch})
+	}
+	if len(want) == 0 {
+		return
+	}
+	got, err := evallog.ReadSamples(s.logPath, want)
+	if err != nil {
+		s.logProbl = err.Error()
+	}
+	for k, r := range got {
+		s.flushed[buffer.Key{ID: k.ID, Epoch: k.Epoch}] = r
 	}
 }

@@ -64,7 +64,7 @@ type evalSource struct {
 	endedAt  time.Time
 	alive    bool
 	logProbl string
-	scoreMod time.Time // the log's mtime when flushed scores were last looked for
+	tried    map[buffer.Key]time.Time // the log's mtime when a flushed sample was last looked for
 }
 
 type traceSource struct {
@@ -240,7 +240,8 @@ func (w *Watcher) rescan(now time.Time) {
 		if _, ok := w.evals[k]; ok {
 			continue
 		}
-		s := &evalSource{file: b, rd: buffer.Open(b.Path), flushed: map[buffer.Key]evallog.Sample{}, alive: w.cfg.Alive(b.PID)}
+		s := &evalSource{file: b, rd: buffer.Open(b.Path), flushed: map[buffer.Key]evallog.Sample{},
+			tried: map[buffer.Key]time.Time{}, alive: w.cfg.Alive(b.PID)}
 		w.findLog(s)
 		w.evals[k] = s
 		w.dirty = true

@@ -140,19 +140,55 @@ var ErrNoSample = errors.New("sample not in the eval log")
 
 // ReadSample reads samples/<id>_epoch_<n>.json.
 func ReadSample(path, id string, epoch int) (Sample, error) {
+	got, err := ReadSamples(path, []SampleKey{{ID: id, Epoch: epoch}})
+	if err != nil {
+		return Sample{}, err
+	}
+	s, ok := got[SampleKey{ID: id, Epoch: epoch}]
+	if !ok {
+		return Sample{}, fmt.Errorf("eval log %s: %s: %w", path, memberName(id, epoch), ErrNoSample)
+	}
+	return s, nil
+}
+
+// SampleKey names a sample in the log.
+type SampleKey struct {
+	ID    string
+	Epoch int
+}
+
+func memberName(id string, epoch int) string {
+	return "samples/" + id + "_epoch_" + strconv.Itoa(epoch) + ".json"
+}
+
+// ReadSamples reads several flushed samples with one open of the log; samples not (yet) in it
+// are left out of the result.
+func ReadSamples(path string, keys []SampleKey) (map[SampleKey]Sample, error) {
 	z, err := open(path)
 	if err != nil {
-		return Sample{}, err
+		return nil, err
 	}
 	defer z.Close()
-	name := "samples/" + id + "_epoch_" + strconv.Itoa(epoch) + ".json"
-	b, ok, err := member(z, path, name)
-	if err != nil {
-		return Sample{}, err
+	out := map[SampleKey]Sample{}
+	for _, k := range keys {
+		name := memberName(k.ID, k.Epoch)
+		b, ok, err := member(z, path, name)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			continue
+		}
+		s, err := parseSample(b, k)
+		if err != nil {
+			return out, fmt.Errorf("eval log %s: %s: %w", path, name, err)
+		}
+		out[k] = s
 	}
-	if !ok {
-		return Sample{}, fmt.Errorf("eval log %s: %s: %w", path, name, ErrNoSample)
-	}
+	return out, nil
+}
+
+func parseSample(b []byte, k SampleKey) (Sample, error) {
 	var doc struct {
 		UUID   string `json:"uuid"`
 		Scores map[string]struct {
@@ -166,9 +202,9 @@ func ReadSample(path, id string, epoch int) (Sample, error) {
 		} `json:"limit"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return Sample{}, fmt.Errorf("eval log %s: %s: %w", path, name, err)
+		return Sample{}, err
 	}
-	s := Sample{ID: id, Epoch: epoch, UUID: doc.UUID, Scores: map[string]string{}}
+	s := Sample{ID: k.ID, Epoch: k.Epoch, UUID: doc.UUID, Scores: map[string]string{}}
 	for n, sc := range doc.Scores {
 		s.Scores[n] = valueText(sc.Value)
 	}
