@@ -84,6 +84,7 @@ type ControlFile struct {
 // only the trace still says which sample such a compose project ran.
 type TraceFile struct {
 	Path    string
+	DataDir string
 	PID     int
 	Gzipped bool
 	ModTime time.Time
@@ -131,7 +132,7 @@ func Scan(dataDirs []string) Discovery {
 			if err != nil {
 				continue
 			}
-			t := TraceFile{Path: p, PID: pid, Gzipped: gz}
+			t := TraceFile{Path: p, DataDir: dir, PID: pid, Gzipped: gz}
 			if st, err := os.Stat(p); err == nil {
 				t.ModTime = st.ModTime()
 			}

@@ -196,6 +196,22 @@ func TestOrphans(t *testing.T) {
 	}
 }
 
+// Another host's data dir (a mount): its pids mean nothing here, so nothing is orphaned on
+// their evidence.
+func TestForeignDataDirNeverOrphans(t *testing.T) {
+	w := newWorld(t)
+	dead := deadPID(t)
+	db := w.buffer(dead, "ctf", "tidF")
+	db.StartSample(t, "1", 1, "u-f")
+	db.CompleteSample(t, "1", 1, "u-f", nil)
+	wt := inspectlive.New(inspectlive.Config{DataDirs: []string{w.data}, ForeignDataDirs: []string{w.data}})
+	defer wt.Close()
+	pollN(wt, 1)
+	if l := wt.Link(k8s("f0f0f0f0", map[string]string{"inspectSampleUUID": "u-f"}, nil)); l.How != inspectlive.HowExact || l.Orphaned {
+		t.Fatalf("%+v", l)
+	}
+}
+
 // Under --no-sandbox-cleanup the process exits cleanly: its buffer is unlinked and its trace
 // gzipped, yet the sandboxes it left still link to their samples, as orphans.
 func TestOrphanAfterCleanExitFromGzippedTrace(t *testing.T) {

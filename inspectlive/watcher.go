@@ -16,6 +16,10 @@ type Config struct {
 	// DataDirs are Inspect data directories to read (one per eval host mount or user);
 	// empty means DefaultDataDirs().
 	DataDirs []string
+	// ForeignDataDirs are those of DataDirs that belong to another host (a mount): their pids
+	// mean nothing here, so their evals count as alive and their sandboxes are never called
+	// orphaned on a pid's evidence.
+	ForeignDataDirs []string
 	// LogDirs are where the .eval logs are written (--log-dir), searched for flushed samples'
 	// scores; without them a flushed sample's score is "unknown".
 	LogDirs []string
@@ -176,13 +180,13 @@ func (w *Watcher) Poll(ctx context.Context) bool {
 		w.rescan(now)
 	}
 	for _, s := range w.evals {
-		if a := w.cfg.Alive(s.file.PID); a != s.alive {
+		if a := w.alive(s.file.DataDir, s.file.PID); a != s.alive {
 			s.alive, w.dirty = a, true
 		}
 		w.pollEval(ctx, s, now)
 	}
 	for path, t := range w.traces {
-		if a := w.cfg.Alive(t.file.PID); a != t.alive {
+		if a := w.alive(t.file.DataDir, t.file.PID); a != t.alive {
 			t.alive, w.dirty = a, true
 		}
 		changed, err := t.rd.Poll()
@@ -210,6 +214,16 @@ func (w *Watcher) Poll(ctx context.Context) bool {
 	w.dirty = false
 	w.publish(now)
 	return true
+}
+
+// alive checks a pid where it means something: on this host.
+func (w *Watcher) alive(dataDir string, pid int) bool {
+	for _, d := range w.cfg.ForeignDataDirs {
+		if d == dataDir {
+			return true
+		}
+	}
+	return w.cfg.Alive(pid)
 }
 
 func appendProblem(ps []string, p string) []string {
@@ -241,7 +255,7 @@ func (w *Watcher) rescan(now time.Time) {
 			continue
 		}
 		s := &evalSource{file: b, rd: buffer.Open(b.Path), flushed: map[buffer.Key]evallog.Sample{},
-			tried: map[buffer.Key]time.Time{}, alive: w.cfg.Alive(b.PID)}
+			tried: map[buffer.Key]time.Time{}, alive: w.alive(b.DataDir, b.PID)}
 		w.findLog(s)
 		w.evals[k] = s
 		w.dirty = true
@@ -258,7 +272,7 @@ func (w *Watcher) rescan(now time.Time) {
 			continue // an old finished run: its sandboxes, if any, are long past linking
 		}
 		if _, ok := w.traces[t.Path]; !ok {
-			w.traces[t.Path] = &traceSource{file: t, rd: trace.Open(t.Path), alive: w.cfg.Alive(t.PID)}
+			w.traces[t.Path] = &traceSource{file: t, rd: trace.Open(t.Path), alive: w.alive(t.DataDir, t.PID)}
 		}
 	}
 	controls := map[int]ControlFile{}
