@@ -1,7 +1,3 @@
-// Package inspectlive links live sandboxes to the Inspect samples running in them and reads
-// those samples' progress, from the files an Inspect eval process keeps in its data directory:
-// the realtime sample-buffer database, the trace file, the control discovery file and the .eval
-// log. It serves the workbench, the CLI and the daemon alike; it shows, it never acts.
 package inspectlive
 
 import (
