@@ -93,7 +93,7 @@ func TestLinks(t *testing.T) {
 			}
 			if l.Linked() {
 				if l.Eval.Task != "ctf" || l.Eval.Model != "openai/gpt-test" || l.Eval.PID != pid || l.Eval.EvalID != "E-tidA" ||
-					!strings.HasSuffix(l.Eval.LogPath, logBase("ctf", "tidA")) || l.Epoch != 1 || l.Status != inspectlive.Status("running") {
+					!strings.HasSuffix(l.Eval.LogPath, logBase("ctf", "tidA")) || l.Epoch != 1 || l.Status != inspectlive.StatusRunning {
 					t.Errorf("eval ref %+v epoch %d status %s", l.Eval, l.Epoch, l.Status)
 				}
 				if l.How != inspectlive.HowTrace && l.UUID != "uuid-"+tt.sample {

@@ -17,6 +17,16 @@ type (
 	Status      = buffer.Status
 )
 
+// The sample statuses, re-exported.
+const (
+	StatusInit      = buffer.StatusInit
+	StatusRunning   = buffer.StatusRunning
+	StatusCompleted = buffer.StatusCompleted
+	StatusErrored   = buffer.StatusErrored
+	StatusFlushed   = buffer.StatusFlushed
+	StatusEnded     = buffer.StatusEnded
+)
+
 // Eval is one eval process's eval as the sources show it.
 type Eval struct {
 	Key        EvalKey       `json:"key"`
