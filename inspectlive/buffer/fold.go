@@ -19,6 +19,7 @@ type rawEvent struct {
 	Result    json.RawMessage `json:"result"` // sandbox: exit code; tool: result
 	Output    json.RawMessage `json:"output"` // sandbox: text; model: ModelOutput
 	File      string          `json:"file"`   // sandbox read_file/write_file
+	Reason    string          `json:"reason"` // sandbox: why the result (e.g. "policy")
 	Function  string          `json:"function"`
 	Arguments map[string]any  `json:"arguments"`
 	Error     json.RawMessage `json:"error"`   // tool/error: object; model: string
@@ -85,10 +86,14 @@ func (f *fold) apply(row int64, eventID string, data []byte) {
 		if c.Cmd == "" && e.File != "" {
 			c.Cmd = e.File
 		}
+		// result is an exit code, or (since SandboxEvent grew reason) a string such as a refusal.
 		var code int
 		if json.Unmarshal(e.Result, &code) == nil && len(e.Result) > 0 && string(e.Result) != "null" {
 			c.Exit = &code
+		} else {
+			c.Result = textOf(e.Result)
 		}
+		c.Reason = e.Reason
 		f.keepCommand(c, textOf(e.Output))
 	case "tool":
 		if e.Pending {

@@ -311,11 +311,14 @@ func (r *Reader) Resolve(ctx context.Context, k Key, s string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, PollTimeout)
 	defer cancel()
 	var content string
-	err = db.QueryRowContext(ctx, `SELECT content FROM attachments WHERE sample_id = ? AND sample_epoch = ? AND hash = ?`,
-		k.ID, k.Epoch, hash).Scan(&content)
+	// Attachments are content-addressed. Before 0.3.206 the hash was unique across the whole
+	// buffer, so a string two samples share is stored once, under the first: look the hash up
+	// anywhere, this sample's row first.
+	err = db.QueryRowContext(ctx, `SELECT content FROM attachments WHERE hash = ?
+		ORDER BY (sample_id = ? AND sample_epoch = ?) DESC LIMIT 1`, hash, k.ID, k.Epoch).Scan(&content)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return s, fmt.Errorf("sample buffer %s: attachment %s of sample %s not found", r.path, hash, k)
+		return s, fmt.Errorf("sample buffer %s: attachment %s (sample %s) not found", r.path, hash, k)
 	case err != nil && isStale(ctx, err):
 		return s, ErrStale
 	case err != nil:

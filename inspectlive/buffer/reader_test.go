@@ -60,6 +60,12 @@ func TestFold(t *testing.T) {
 					t.Error("an env value of the sandbox event leaked into the state")
 				}
 			}},
+		{"a refused exec keeps its string result and reason", []it.Event{it.SandboxRefused(1, "bash --login -c 'curl 169.254.169.254'", "denied", "policy")},
+			func(t *testing.T, s buffer.SampleState) {
+				if len(s.Commands) != 1 || s.Commands[0].Exit != nil || s.Commands[0].Result != "denied" || s.Commands[0].Reason != "policy" {
+					t.Fatalf("commands %+v", s.Commands)
+				}
+			}},
 		{"pending tool call then completed with the same event id", []it.Event{it.ToolCall("t1", 1, "nmap -p- 10.0.0.2", true, ""), it.ToolCall("t2", 2, "id", true, ""), it.ToolCall("t2", 3, "id", false, "")},
 			func(t *testing.T, s buffer.SampleState) {
 				if s.Pending == nil || s.Pending.Cmd != "nmap -p- 10.0.0.2" || !s.Pending.Pending {
@@ -281,9 +287,14 @@ func TestAttachmentOnDemand(t *testing.T) {
 	if got, err := r.Resolve(context.Background(), buffer.Key{ID: "a", Epoch: 1}, "ls"); err != nil || got != "ls" {
 		t.Fatalf("plain string: %q %v", got, err)
 	}
-	if _, err := r.Resolve(context.Background(), buffer.Key{ID: "b", Epoch: 1}, buffer.AttachmentPrefix+"9f8e7d"); err == nil ||
+	// Content-addressed: a string stored under another sample (pre-0.3.206 kept each hash once)
+	// is the same string.
+	if got, err := r.Resolve(context.Background(), buffer.Key{ID: "b", Epoch: 1}, buffer.AttachmentPrefix+"9f8e7d"); err != nil || got != long {
+		t.Fatalf("shared attachment: %q %v", got, err)
+	}
+	if _, err := r.Resolve(context.Background(), buffer.Key{ID: "a", Epoch: 1}, buffer.AttachmentPrefix+"000000"); err == nil ||
 		!strings.Contains(err.Error(), db.Path) {
-		t.Fatalf("another sample's attachment must not resolve, and the error must name the file: %v", err)
+		t.Fatalf("a missing attachment must fail, naming the file: %v", err)
 	}
 }
 

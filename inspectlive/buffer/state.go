@@ -43,6 +43,8 @@ type Command struct {
 	Action   string    `json:"action"`             // exec, read_file, write_file; "tool" when pending
 	Cmd      string    `json:"cmd"`                // may be attachment://<hash> for a long pending tool call
 	Exit     *int      `json:"exit,omitempty"`     // exit code, nil when unknown or pending
+	Result   string    `json:"result,omitempty"`   // a result that is not an exit code (e.g. a refusal)
+	Reason   string    `json:"reason,omitempty"`   // why, when Inspect says (e.g. "policy")
 	Function string    `json:"function,omitempty"` // the tool's function for a pending ToolEvent
 	Pending  bool      `json:"pending,omitempty"`
 }

@@ -273,6 +273,14 @@ func SandboxExec(sec int, cmd string, exit int, output string) Event {
 	return Event{EventID: m["uuid"].(string), Data: m}
 }
 
+// SandboxRefused is a SandboxEvent whose result is a string with a reason (a refused exec).
+func SandboxRefused(sec int, cmd, result, reason string) Event {
+	e := SandboxExec(sec, cmd, 0, "")
+	e.Data["result"] = result
+	e.Data["reason"] = reason
+	return e
+}
+
 // ToolCall is a ToolEvent for bash(); pending true is the in-flight row, and the completed row
 // reuses the same event id, as Inspect's record_pending_tool_event does.
 func ToolCall(eventID string, sec int, cmd string, pending bool, errMsg string) Event {
