@@ -6,13 +6,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/rangekeeper/rangekeeper/inspectlive/internal/jsontime"
 )
 
 // The event JSON as Inspect writes it (src/inspect_ai/event/*.py): only the fields the fold uses.
 type rawEvent struct {
 	Event     string          `json:"event"`
-	Timestamp time.Time       `json:"timestamp"`
+	Timestamp jsontime.Time   `json:"timestamp"`
 	Pending   bool            `json:"pending"`
 	Action    string          `json:"action"` // sandbox
 	Cmd       string          `json:"cmd"`    // sandbox
@@ -71,8 +72,8 @@ func (f *fold) apply(row int64, eventID string, data []byte) {
 	if err := json.Unmarshal(data, &e); err != nil {
 		return // a row we cannot read says nothing we could show
 	}
-	if e.Timestamp.After(f.st.LastEvent) {
-		f.st.LastEvent = e.Timestamp
+	if e.Timestamp.Time.After(f.st.LastEvent) {
+		f.st.LastEvent = e.Timestamp.Time
 	}
 	switch e.Event {
 	case "sample_init":
@@ -82,7 +83,7 @@ func (f *fold) apply(row int64, eventID string, data []byte) {
 			f.restart()
 		}
 	case "sandbox":
-		c := Command{Seq: row, Time: e.Timestamp, Action: e.Action, Cmd: e.Cmd}
+		c := Command{Seq: row, Time: e.Timestamp.Time, Action: e.Action, Cmd: e.Cmd}
 		if c.Cmd == "" && e.File != "" {
 			c.Cmd = e.File
 		}
@@ -97,7 +98,7 @@ func (f *fold) apply(row int64, eventID string, data []byte) {
 		f.keepCommand(c, textOf(e.Output))
 	case "tool":
 		if e.Pending {
-			f.pending[eventID] = Command{Seq: row, Time: e.Timestamp, Action: "tool", Cmd: toolCmd(e.Arguments),
+			f.pending[eventID] = Command{Seq: row, Time: e.Timestamp.Time, Action: "tool", Cmd: toolCmd(e.Arguments),
 				Function: e.Function, Pending: true}
 		} else {
 			delete(f.pending, eventID)
@@ -223,7 +224,7 @@ func scoreText(raw json.RawMessage) string {
 type summary struct {
 	UUID       string          `json:"uuid"`
 	Completed  bool            `json:"completed"`
-	StartedAt  *time.Time      `json:"started_at"`
+	StartedAt  jsontime.Time   `json:"started_at"`
 	TotalTime  *float64        `json:"total_time"`
 	Error      json.RawMessage `json:"error"`
 	Limit      json.RawMessage `json:"limit"`
@@ -249,8 +250,8 @@ func (f *fold) applySummary(data []byte) {
 	st := &f.st
 	st.UUID = s.UUID
 	st.Retries = max(st.Retries, s.Retries) // the summary's count, or the restarts seen here
-	if s.StartedAt != nil {
-		st.StartedAt = *s.StartedAt
+	if !s.StartedAt.IsZero() {
+		st.StartedAt = s.StartedAt.Time
 	}
 	if s.TotalTime != nil {
 		st.TotalTime = *s.TotalTime

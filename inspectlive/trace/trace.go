@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rangekeeper/rangekeeper/inspectlive/internal/jsontime"
 )
 
 // Project is the sample a compose project belongs to, from the trace.
@@ -31,7 +33,7 @@ type Project struct {
 // record is one TraceFormatter line: standard fields, trace_action extras, and the sample
 // context SampleContextFilter adds (0.3.216+) while a sample is active.
 type record struct {
-	Timestamp time.Time       `json:"timestamp"`
+	Timestamp jsontime.Time   `json:"timestamp"`
 	Action    string          `json:"action"`
 	Detail    string          `json:"detail"`
 	Task      string          `json:"task"`
@@ -166,7 +168,7 @@ func (r *Reader) line(b []byte) bool {
 	if id == "" {
 		return false
 	}
-	p := Project{Project: m[1], Task: rec.Task, SampleID: id, Epoch: *rec.Epoch, Time: rec.Timestamp}
+	p := Project{Project: m[1], Task: rec.Task, SampleID: id, Epoch: *rec.Epoch, Time: rec.Timestamp.Time}
 	if old, ok := r.projects[p.Project]; ok && old.Time.After(p.Time) {
 		return false
 	}
