@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/rangekeeper/rangekeeper/inspectlive/internal/jsontime"
 )
 
 // zipMethodZstd is the zip method id Inspect writes zstd members with.
@@ -108,6 +109,7 @@ func ReadStart(path string) (Start, error) {
 		Eval struct {
 			Start
 			Sandbox json.RawMessage `json:"sandbox"`
+			Created jsontime.Time   `json:"created"` // lenient: one odd time must not lose the record
 		} `json:"eval"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -115,6 +117,7 @@ func ReadStart(path string) (Start, error) {
 	}
 	s := doc.Eval.Start
 	s.Sandbox = sandboxType(doc.Eval.Sandbox)
+	s.Created = doc.Eval.Created.Time
 	return s, nil
 }
 
