@@ -130,7 +130,11 @@ func (sn *snapshot) linkDocker(sb sandbox.Sandbox, execs []string, l *Link) {
 		}
 		evals = append(evals, e)
 		for j := range e.Samples {
-			cands = append(cands, sampleRef{e, &e.Samples[j]})
+			// A sample the trace gives another project is that sandbox's: a common command
+			// (ls, id) must not pull it over here.
+			if s := &e.Samples[j]; !sn.claimed[claimKey(e.PID, s.ID, s.Epoch)] {
+				cands = append(cands, sampleRef{e, s})
+			}
 		}
 	}
 	if hits := confirmed(cands, execs); len(hits) == 1 {

@@ -38,9 +38,12 @@ func TestLinks(t *testing.T) {
 	pid := os.Getpid()
 	db := w.buffer(pid, "ctf", "tidA")
 	w.evalLog("ctf", "tidA", "openai/gpt-test")
-	for _, s := range []string{"1", "2", "3"} {
+	for _, s := range []string{"1", "2", "3", "4", "5"} {
 		db.StartSample(t, s, 1, "uuid-"+s)
 	}
+	// 4 and 5 have no trace line: only their commands can tell their sandboxes.
+	db.AddEvents(t, "4", 1, it.ToolCall("t4", 2, "gobuster dir -u http://10.0.0.9", true, ""), it.SandboxExec(5, "bash --login -c 'python3 -'", 0, ""))
+	db.AddEvents(t, "5", 1, it.SandboxExec(2, "bash --login -c 'sqlmap -u http://10.0.0.9/?id=1'", 0, ""), it.SandboxExec(5, "bash --login -c 'python3 -'", 0, ""))
 	db.AddEvents(t, "1", 1, it.SandboxExec(1, "bash --login -c 'cat /etc/passwd'", 0, "root:x:0:0"))
 	db.AddEvents(t, "2", 1, it.ToolCall("t2", 2, "nmap -sV 10.0.0.5", true, ""))
 	db.AddEvents(t, "1", 1, it.SandboxExec(3, "bash --login -c 'python3 -'", 0, ""))
@@ -70,9 +73,10 @@ func TestLinks(t *testing.T) {
 		{"docker trace, second sample of the same task", docker("inspect-ctf-itrace2"), nil, inspectlive.HowTrace, "2", "sample 2"},
 		{"docker trace confirmed by a command", docker("inspect-ctf-itrace1"), []string{"timeout -k 5s 180s bash --login -c 'cat /etc/passwd'"}, inspectlive.HowMatched, "1", "confirmed"},
 		{"docker trace, a command of another sample does not confirm", docker("inspect-ctf-itrace1"), []string{"bash --login -c 'nmap -sV 10.0.0.5'"}, inspectlive.HowTrace, "1", "trace"},
-		{"docker guess confirmed by the pending tool call", docker("inspect-ctf-iz9z9z9"), []string{"timeout -k 5s 180s bash --login -c 'nmap -sV 10.0.0.5'"}, inspectlive.HowMatched, "2", "command"},
-		{"docker guess confirmed by a sandbox event", docker("inspect-ctf-iy8y8y8"), []string{"bash --login -c 'cat /etc/passwd'"}, inspectlive.HowMatched, "1", "command"},
+		{"docker guess confirmed by the pending tool call", docker("inspect-ctf-iz9z9z9"), []string{"timeout -k 5s 180s bash --login -c 'gobuster dir -u http://10.0.0.9'"}, inspectlive.HowMatched, "4", "command"},
+		{"docker guess confirmed by a sandbox event (Docker's unquoted argv)", docker("inspect-ctf-iy8y8y8"), []string{"exec_start: timeout -k 5s 180s bash --login -c sqlmap -u http://10.0.0.9/?id=1"}, inspectlive.HowMatched, "5", "command"},
 		{"docker guess: a command two samples ran confirms nothing", docker("inspect-ctf-ix7x7x7"), []string{"bash --login -c 'python3 -'"}, inspectlive.HowGuessed, "", "task prefix ctf"},
+		{"docker guess: a traced sample's command does not pull it to another sandbox", docker("inspect-ctf-iv5v5v5"), []string{"bash --login -c 'cat /etc/passwd'"}, inspectlive.HowGuessed, "", "no trace"},
 		{"docker guessed", docker("inspect-ctf-iw6w6w6"), nil, inspectlive.HowGuessed, "", "no trace"},
 		{"docker not an Inspect project", docker("myproject"), nil, inspectlive.HowUnknown, "", "not named like"},
 		{"proxmox from logger lines", pve("ctf123z", [2]string{"501", "pve-a"}, [2]string{"502", "pve-a"}), nil, inspectlive.HowExact, "3", "VM 501 is ready on node pve-a"},

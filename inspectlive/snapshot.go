@@ -30,11 +30,14 @@ func (w *Watcher) publish(now time.Time) {
 		}
 	}
 	w.srcMu.RUnlock()
+	sn.claimed = map[string]bool{}
 	for name, tp := range sn.projects {
 		if latest[sampleIdentity(tp)].Project.Project != name {
 			tp.Superseded = true
 			sn.projects[name] = tp
+			continue
 		}
+		sn.claimed[claimKey(tp.PID, tp.SampleID, tp.Epoch)] = true
 	}
 	sort.Slice(sn.evals, func(i, j int) bool {
 		if !sn.evals[i].Created.Equal(sn.evals[j].Created) {
@@ -56,6 +59,11 @@ func (w *Watcher) publish(now time.Time) {
 	close(w.notify)
 	w.notify = make(chan struct{})
 	w.notifyMu.Unlock()
+}
+
+// claimKey names a sample of a process that a current traced project holds.
+func claimKey(pid int, id string, epoch int) string {
+	return itoa(pid) + "\x00" + id + "\x00" + itoa(epoch)
 }
 
 func sampleIdentity(tp tracedProject) string {
@@ -115,6 +123,7 @@ type snapshot struct {
 	byKey    map[EvalKey]int
 	byUUID   map[string]sampleRef
 	projects map[string]tracedProject
+	claimed  map[string]bool // claimKey of samples a current traced project holds
 	alive    map[int]bool
 	problems []string
 }
