@@ -85,7 +85,7 @@ var rules = []rule{
 	// issue 16: the containment watch.
 	{pkg: module + "/watch", banned: append([]string{module + "/action", module + "/cmd"}, ui...),
 		why: "the containment watch runs beside the supervisor for the workbench, the CLI and a daemon alike; the workbench reads it, never the reverse"},
-	{pkg: module + "/inspectlive", banned: []string{module + "/tui", module + "/views", module + "/action", module + "/cmd", module + "/daemon", "charm.land/bubbletea"},
+	{pkg: module + "/inspectlive", banned: []string{module + "/tui", module + "/views", module + "/action", module + "/cmd", module + "/cli", module + "/app", module + "/daemon", "charm.land/bubbletea"},
 		why: "live linkage to Inspect's samples is one shared poller the workbench, the CLI and a daemon's sessions read; it shows, never acts, and knows no screen"},
 }
 
