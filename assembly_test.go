@@ -19,6 +19,7 @@ var assemblyParts = map[string][]string{
 	module + "/watch":               {"New"},
 	module + "/action":              {"New"},
 	module + "/timeline":            {"Recorder"},
+	module + "/inspectlive":         {"New"},
 }
 
 const assembler = "app"

@@ -1,9 +1,10 @@
 // Package app assembles the running rangekeeper process once, from the config and the global
 // flags: the backends, their supervisor, the state file, the action layer, the containment
-// watch with its hooks, the timeline recorder and the prober. The standalone workbench, the team
-// daemon (`serve`) and every command take the parts they need from one App, each built at its
-// first use, so a command that needs no state file never opens (or locks) one. Nothing else
-// constructs these parts: a dependency test refuses a second assembly.
+// watch with its hooks, the timeline recorder, the prober and the poller of Inspect's live
+// evals. The standalone workbench, the team daemon (`serve`) and every command take the parts
+// they need from one App, each built at its first use, so a command that needs no state file
+// never opens (or locks) one. Nothing else constructs these parts: a dependency test refuses a
+// second assembly.
 package app
 
 import (
@@ -14,6 +15,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/config"
+	"github.com/rangekeeper/rangekeeper/inspectlive"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/watch"
 )
@@ -57,6 +59,8 @@ type App struct {
 	holdLists  <-chan struct{}
 	watcher    *watch.Watcher
 	watcherErr error
+	evals      *inspectlive.Watcher
+	evalsErr   error
 	closers    []func()
 }
 

@@ -118,9 +118,10 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 	}
 	stopTimeline := a.StartTimeline(ctx, f.ErrOut)
 	defer stopTimeline()
+	evals, _ := a.Evals() // nil when the config turns the linkage off
 	d, err := daemon.New(daemon.Options{Supervisor: sup, State: db, Layer: base, OperatorsPath: o.Operators,
 		NewLayer: func(lo action.Options) (*action.Layer, error) { return a.NewLayer(sup, lo) },
-		Watch:    w, ActionRate: rate.Limit(o.Rate), ActionBurst: 5, Keys: km, Theme: cfg.Theme,
+		Watch:    w, Evals: evals, ActionRate: rate.Limit(o.Rate), ActionBurst: 5, Keys: km, Theme: cfg.Theme,
 		Trusted: func() error { return checkTrusted(paths) }})
 	if err != nil {
 		return err

@@ -82,13 +82,14 @@ func newWorkbench(f *factory) (m *tui.Model, save func() error, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	evals, _ := f.App().Evals() // nil when the config turns the linkage off
 	openCache := func() (tui.Opened, error) {
 		<-cacheRead
 		return tui.Opened{State: db, Actions: layer, Inventory: *cache}, nil
 	}
 	m = tui.New(tui.Options{Supervisor: sup, Actions: layer, State: db, Open: openCache, Keys: km, Theme: cfg.Theme,
 		ReadOnly: cfg.ReadOnly || f.ReadOnly, NoColor: os.Getenv("NO_COLOR") != "", SaveCache: save,
-		Verify: workbenchVerify(f, layer, db, cfg), LogLines: cfg.Logs.RingLines, Watch: w})
+		Verify: workbenchVerify(f, layer, db, cfg), LogLines: cfg.Logs.RingLines, Watch: w, Evals: evals})
 	return m, save, nil
 }
 

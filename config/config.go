@@ -38,6 +38,9 @@ type Config struct {
 	// The team daemon's socket: how many command lines it runs at once.
 	Serve ServeConfig `yaml:"serve"`
 
+	// Where Inspect's running evals keep the data that links sandboxes to samples.
+	Inspect InspectConfig `yaml:"inspect"`
+
 	// Where the file said what, for errors found after loading (a key binding the workbench
 	// does not know): "keys.<name>" and top-level keys → line.
 	source string

@@ -17,6 +17,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/inspectlive"
 	"github.com/rangekeeper/rangekeeper/operators"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/tui"
@@ -35,7 +36,9 @@ type Options struct {
 	NewLayer func(action.Options) (*action.Layer, error)
 	// Watch is the containment watch the daemon runs for the whole team: every session shows
 	// its alerts, row marks and quarantines, and acknowledges through it. nil: none.
-	Watch         *watch.Watcher
+	Watch *watch.Watcher
+	// Evals is the one poller of Inspect's live evals every session reads (nil: none).
+	Evals         *inspectlive.Watcher
 	OperatorsPath string
 	// ActionRate and ActionBurst bound the actions each operator may start (0: 1/s, burst 5).
 	ActionRate  rate.Limit
@@ -222,7 +225,7 @@ func (d *Daemon) Model(s *Session) *tui.Model {
 		run = func(ctx context.Context, o verify.Options) verify.Result { return d.opts.Verify(ctx, who, o) }
 	}
 	return tui.New(tui.Options{Supervisor: d.opts.Supervisor, Actions: d.layer, State: d.opts.State, Keys: d.opts.Keys,
-		Theme: d.opts.Theme, Identity: who, ReadOnly: d.opts.Layer.ReadOnly, Verify: run, Watch: d.opts.Watch,
+		Theme: d.opts.Theme, Identity: who, ReadOnly: d.opts.Layer.ReadOnly, Verify: run, Watch: d.opts.Watch, Evals: d.opts.Evals,
 		Team: tui.TeamOptions{Shared: true, Context: d.ctx, Present: d.hub.Present, Notice: d.Notice,
 			Allow:        func(a backends.Action, bulk bool) bool { return role.Allows(a) && (!bulk || role.Bulk()) },
 			AuthorizeAck: d.Roster().AuthorizeAck, NoShell: noShell}})

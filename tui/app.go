@@ -15,6 +15,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/inspectlive"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/verify"
 	"github.com/rangekeeper/rangekeeper/views/cmdline"
@@ -57,6 +58,9 @@ type Options struct {
 	LogLines int
 	// Watch is the containment watch (alerts, quarantine marks); nil: none (tui/watch.go).
 	Watch *watch.Watcher
+	// Evals links sandboxes to the Inspect samples running in them (EVAL and SAMPLE columns,
+	// the sample panel, the agent's commands in the timeline); nil: none.
+	Evals *inspectlive.Watcher
 	// Open, when set, opens the state file (and what needs it) in a command after the first
 	// frame; its result fills State, Actions and the cache (opened.go).
 	Open func() (Opened, error)
