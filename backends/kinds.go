@@ -81,11 +81,11 @@ var kinds = []ActionSpec{
 	// Containment: no state is lost, but the sandbox is cut off, so both are confirmed. Release
 	// reconnects a sandbox the watch cut off: whether it may reach the world again is the
 	// range's decision, so an admin's.
-	{Kind: ActionQuarantine, Verb: "quarantine", Gerund: "quarantining", Tier: TierOperator, Mutating: true, Confirm: true,
+	{Kind: ActionQuarantine, Verb: "quarantine", Gerund: "quarantining", Tier: TierOperator, Mutating: true, Confirm: true, Remote: true,
 		Key: "Q", Help: "quarantine", Implemented: implements[Quarantiner],
 		Warning: []string{"Cuts the sandbox off from everything outside itself: Docker disconnects members from non-internal networks and networks shared with a scorer; Kubernetes adds a deny-all policy; Proxmox sets link_down=1 on every NIC.",
 			"Members keep running and keep their files; release restores exactly what was there."}},
-	{Kind: ActionRelease, Verb: "release", Gerund: "releasing", Tier: TierAdmin, Mutating: true, Confirm: true,
+	{Kind: ActionRelease, Verb: "release", Gerund: "releasing", Tier: TierAdmin, Mutating: true, Confirm: true, Remote: true,
 		Key: "U", Help: "release quarantine", Implemented: implements[Quarantiner],
 		Warning: []string{"Restores the networks, aliases, addresses, policies or NIC options the quarantine changed: the sandbox can reach what it reached before."}},
 

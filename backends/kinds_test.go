@@ -80,9 +80,9 @@ func TestDerivedAnswers(t *testing.T) {
 	}
 }
 
-// The daemon's socket serves exactly these action verbs (the CLI adds its reads: ls, journal).
+// The daemon's socket serves exactly these action verbs (the CLI adds its reads: ls, journal, alerts).
 func TestRemoteVerbs(t *testing.T) {
-	want := []string{"exec", "probe", "revert", "snapshot", "snapshots", "teardown"}
+	want := []string{"exec", "probe", "quarantine", "release", "revert", "snapshot", "snapshots", "teardown"}
 	if got := RemoteVerbs(); !slices.Equal(got, want) {
 		t.Errorf("RemoteVerbs() = %v; want %v", got, want)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/app"
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/daemon"
 	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
@@ -39,9 +40,15 @@ type served struct {
 	who   action.Identity
 }
 
-// remoteCommands go through the daemon's socket when one runs.
-var remoteCommands = map[string]bool{"ls": true, "snapshot": true, "snapshots": true, "revert": true, "teardown": true,
-	"exec": true, "probe": true, "journal": true}
+// remoteCommands go through the daemon's socket when one runs: every action kind declared to
+// route there (its locks, roles and journal), and the reads that show the team's state.
+var remoteCommands = func() map[string]bool {
+	m := map[string]bool{"ls": true, "journal": true, "alerts": true}
+	for _, v := range backends.RemoteVerbs() {
+		m[v] = true
+	}
+	return m
+}()
 
 type serveOptions struct {
 	Listen      string
@@ -119,7 +126,9 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 	stopTimeline := a.StartTimeline(ctx, f.ErrOut)
 	defer stopTimeline()
 	evals, _ := a.Evals() // nil when the config turns the linkage off
-	d, err := daemon.New(daemon.Options{Supervisor: sup, State: db, Layer: base, OperatorsPath: o.Operators,
+	var d *daemon.Daemon // verify runs as a task of the daemon's layer, built by New
+	run := verifyFor(f, func() *action.Layer { return d.Layer() }, db, cfg)
+	d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, Layer: base, OperatorsPath: o.Operators, Verify: run,
 		NewLayer: func(lo action.Options) (*action.Layer, error) { return a.NewLayer(sup, lo) },
 		Watch:    w, Evals: evals, ActionRate: rate.Limit(o.Rate), ActionBurst: 5, Keys: km, Theme: cfg.Theme,
 		Trusted: func() error { return checkTrusted(paths) }})

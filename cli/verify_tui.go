@@ -13,11 +13,21 @@ import (
 	"github.com/rangekeeper/rangekeeper/verify/dockerstage"
 )
 
-// workbenchVerify is the author's verify key: the spec stood up on the first Docker engine of the
-// config, as a task of the workbench's action layer (journaled, refused read-only, its probes
-// through the layer), variables as the CLI takes them without flags (.env beside the spec, then
-// the environment). nil when no Docker backend is configured.
+// workbenchVerify is the author's verify key for the local operator (verifyFor).
 func workbenchVerify(f *factory, layer *action.Layer, db *state.DB, cfg *config.Config) func(context.Context, verify.Options) verify.Result {
+	run := verifyFor(f, func() *action.Layer { return layer }, db, cfg)
+	if run == nil {
+		return nil
+	}
+	who := f.Identity()
+	return func(ctx context.Context, o verify.Options) verify.Result { return run(ctx, who, o) }
+}
+
+// verifyFor is the author's verify key: the spec stood up on the first Docker engine of the
+// config, as a task of the action layer layer() returns (journaled with who asked, refused
+// read-only and by role, its probes through the layer), variables as the CLI takes them without
+// flags (.env beside the spec, then the environment). nil when no Docker backend is configured.
+func verifyFor(f *factory, layer func() *action.Layer, db *state.DB, cfg *config.Config) func(context.Context, action.Identity, verify.Options) verify.Result {
 	bs, err := f.Backends()
 	if err != nil {
 		return nil
@@ -36,8 +46,7 @@ func workbenchVerify(f *factory, layer *action.Layer, db *state.DB, cfg *config.
 	if err != nil {
 		return nil
 	}
-	who := f.Identity()
-	return func(ctx context.Context, o verify.Options) verify.Result {
+	return func(ctx context.Context, who action.Identity, o verify.Options) verify.Result {
 		o.Targets = probe.TargetsFrom(cfg.Probe)
 		env, err := verifyEnv(&verifyOptions{Spec: o.Spec})
 		if err != nil {
@@ -47,6 +56,7 @@ func workbenchVerify(f *factory, layer *action.Layer, db *state.DB, cfg *config.
 		if o.Root == "" {
 			o.Root = lintRoot("", o.Spec) // the buffer's snapshot lies beside its file
 		}
-		return verify.RunAction(ctx, layer, who, db, o, verify.Deps{Driver: drv, Prober: verify.LayerProber(layer, b, who)})
+		l := layer()
+		return verify.RunAction(ctx, l, who, db, o, verify.Deps{Driver: drv, Prober: verify.LayerProber(l, b, who)})
 	}
 }
