@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,14 +23,28 @@ import (
 // pseudo-terminal on a state file that caches 10,000 Kubernetes sandboxes, as an operator's
 // restart finds it, and times from exec to the first frame and to the first frame that shows
 // the cached rows (their count in the footer). Its one backend points at a closed loopback
-// port, so only the start-up itself is measured (issue 18: first frame from the cache < 100 ms
-// with 10,000 cached rows). It reports medians over b.N starts.
+// port, so only the start-up itself is measured (the target: the cached rows within 100 ms of
+// exec). It reports the median and 95th percentile over b.N starts.
 //
 //	go test -run '^$' -bench FirstFrameFromCache10k -benchtime 10x ./cli/
 func BenchmarkFirstFrameFromCache10k(b *testing.B) {
-	const n = 10_000
+	bin, args := firstFrameRig(b, 10_000)
+	var first, cached []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		f, c := timeStart(b, bin, args...)
+		first, cached = append(first, f), append(cached, c)
+	}
+	reportQuantiles(b, "first-frame", first)
+	reportQuantiles(b, "cached-rows", cached)
+}
+
+// firstFrameRig builds the binary as `make build` does and a config and state file whose cache
+// holds n sandboxes; args run the workbench on them.
+func firstFrameRig(b *testing.B, n int) (bin string, args []string) {
+	b.Helper()
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "rangekeeper")
+	bin = filepath.Join(dir, "rangekeeper")
 	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "../cmd/rangekeeper")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -41,15 +57,62 @@ func BenchmarkFirstFrameFromCache10k(b *testing.B) {
 	}
 	statePath := filepath.Join(dir, "state.db")
 	seedInventory(b, statePath, n)
+	return bin, []string{"--config", cfg, "--state", statePath}
+}
 
+// BenchmarkFirstFrameUnderTmux10k is the same start inside a 200x50 tmux session, the terminal
+// the end-to-end tests and many operators use: from exec of `tmux new-session` to the cached
+// rows in its pane, polled every 2 ms. tmux's own start and its redraw are in the figure.
+func BenchmarkFirstFrameUnderTmux10k(b *testing.B) {
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		b.Skipf("no tmux: %v", err)
+	}
+	bin, args := firstFrameRig(b, 10_000)
+	socket := filepath.Join(b.TempDir(), "tmux.sock")
+	defer exec.Command(tmux, "-S", socket, "kill-server").Run()
+	var cached []time.Duration
+	for i := range b.N {
+		home := b.TempDir()
+		cmd := append([]string{"-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", fmt.Sprint("rk", i), "-x", "200", "-y", "50",
+			"env", "HOME=" + home, "TERM=tmux-256color", bin}, args...)
+		start := time.Now()
+		if out, err := exec.Command(tmux, cmd...).CombinedOutput(); err != nil {
+			b.Fatalf("tmux new-session: %v\n%s", err, out)
+		}
+		for {
+			out, _ := exec.Command(tmux, "-S", socket, "capture-pane", "-p", "-t", fmt.Sprint("rk", i)).Output()
+			if bytes.Contains(out, []byte("10000")) || bytes.Contains(out, []byte("10,000")) {
+				cached = append(cached, time.Since(start))
+				break
+			}
+			if time.Since(start) > 30*time.Second {
+				b.Fatalf("no cached rows in tmux within 30 s:\n%s", out)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		_ = exec.Command(tmux, "-S", socket, "kill-session", "-t", fmt.Sprint("rk", i)).Run()
+	}
+	reportQuantiles(b, "cached-rows", cached)
+}
+
+// BenchmarkFirstFrameFloor times, in the same pseudo-terminal harness, a shell that prints what
+// the workbench's first frame and cached rows are recognised by: the cost of exec, the
+// pseudo-terminal and the harness itself, which no start-up can beat.
+func BenchmarkFirstFrameFloor(b *testing.B) {
 	var first, cached []time.Duration
-	b.ResetTimer()
 	for range b.N {
-		f, c := timeStart(b, bin, "--config", cfg, "--state", statePath)
+		f, c := timeStart(b, "/bin/sh", "-c", `printf 'sandboxes 10000\n'; read -r x`)
 		first, cached = append(first, f), append(cached, c)
 	}
-	b.ReportMetric(median(first).Seconds()*1000, "ms-first-frame")
-	b.ReportMetric(median(cached).Seconds()*1000, "ms-cached-rows")
+	reportQuantiles(b, "first-frame", first)
+	reportQuantiles(b, "cached-rows", cached)
+}
+
+// reportQuantiles reports the median and the 95th percentile of ds in milliseconds.
+func reportQuantiles(b *testing.B, name string, ds []time.Duration) {
+	b.ReportMetric(quantile(ds, 0.5).Seconds()*1000, "ms-"+name+"-p50")
+	b.ReportMetric(quantile(ds, 0.95).Seconds()*1000, "ms-"+name+"-p95")
 }
 
 // seedInventory writes an inventory cache of n simulated Kubernetes sandboxes, each with the 34
@@ -139,8 +202,10 @@ func timeStart(b *testing.B, bin string, args ...string) (first, cached time.Dur
 	return first, cached
 }
 
-func median(ds []time.Duration) time.Duration {
+// quantile is the q-th quantile of ds (nearest rank).
+func quantile(ds []time.Duration, q float64) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return s[len(s)/2]
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
 }
