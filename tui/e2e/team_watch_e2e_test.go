@@ -76,7 +76,7 @@ func TestTeamWatchOverTwoSSHSessions(t *testing.T) {
 	pb.literal("quarantine")
 	pb.keys("Enter")
 	pb.wait("quarantine "+project+"?", 10*time.Second)
-	pb.keys("y")
+	pb.keys("y", "Enter") // y moves to OK
 	pb.wait("bob is viewer", 10*time.Second)
 
 	// alice acknowledges the alert from :alerts (the mark leaves both rows), then quarantines.
@@ -89,7 +89,7 @@ func TestTeamWatchOverTwoSSHSessions(t *testing.T) {
 	pa.wait("sandboxes  sort:", 10*time.Second)
 	pa.keys("Q")
 	pa.wait("quarantine "+project+"?", 10*time.Second)
-	pa.keys("y")
+	pa.keys("y", "Enter")
 	pa.wait("quarantine "+project+" done", 60*time.Second)
 	pb.waitRe(regexp.MustCompile(`(?m)^\s*Q\+?docker:\S+\s+`+regexp.QuoteMeta(project)), 10*time.Second)
 
