@@ -39,6 +39,14 @@ func TestCommandsParseArgumentsAndFlagsWithoutAnEngine(t *testing.T) {
 			o, err := parse(t, newSnapshotCmd, "web", "--name", "s1", "--no-pause", "-o", "json")
 			return deref(o), err
 		}, snapshotOptions{Sandbox: "web", Name: "s1", NoPause: true, Output: "json"}, ""},
+		{"serve", func(t *testing.T) (any, error) {
+			o, err := parse(t, newServeCmd, "--listen", "127.0.0.1:2300", "--operators", "ops.yaml", "--max-sessions", "4", "--fps", "20")
+			return deref(o), err
+		}, serveOptions{Listen: "127.0.0.1:2300", Operators: "ops.yaml", MaxSessions: 4, Idle: 30 * time.Minute, Rate: 1, Grace: 2 * time.Minute, FPS: 20}, ""},
+		{"serve takes no argument", func(t *testing.T) (any, error) {
+			o, err := parse(t, newServeCmd, "extra")
+			return deref(o), err
+		}, serveOptions{}, "unknown command"},
 		{"snapshot bad output", func(t *testing.T) (any, error) {
 			o, err := parse(t, newSnapshotCmd, "web", "-o", "xml")
 			return deref(o), err

@@ -30,7 +30,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/tui"
 )
 
-func init() { registerCommand(func(f *factory) *cobra.Command { return newServeCmd(f) }) }
+func init() { registerCommand(func(f *factory) *cobra.Command { return newServeCmd(f, nil) }) }
 
 // served is what a command line run inside the daemon uses instead of its own assembly: the
 // daemon's (its state file, supervisor and watch) and the daemon's one layer, acting for who.
@@ -60,14 +60,14 @@ type serveOptions struct {
 	FPS         int
 }
 
-func newServeCmd(f *factory) *cobra.Command {
+func newServeCmd(f *factory, runF func(context.Context, *serveOptions) error) *cobra.Command {
 	o := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the range to its team: the workbench over SSH, the CLI over a local socket, one set of locks and one journal",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(cmd.Context(), f, o)
+			return runOr(cmd, o, runF, func(ctx context.Context, o *serveOptions) error { return runServe(ctx, f, o) })
 		},
 	}
 	cmd.Flags().StringVar(&o.Listen, "listen", sshd.DefaultAddr, "SSH listen address (loopback by default)")
