@@ -68,21 +68,19 @@ var rules = []rule{
 		why: "the probe and verify's canary both read their helper binary through it, so it is a leaf"},
 
 	{pkg: module + "/cli", banned: []string{"helm.sh/helm"},
-		why: "the Helm SDK's package initialisation cost every workbench start ~26 ms (issue 18); Helm runs in cmd/rangekeeper-helm, through backends/kubernetes/helmrelease"},
+		why: "the Helm SDK's package initialisation cost every workbench start ~26 ms; Helm runs in cmd/rangekeeper-helm, through backends/kubernetes/helmrelease"},
 
-	// Team mode (issue 15).
+	// Team mode.
 	{pkg: module + "/operators", banned: append([]string{module + "/daemon"}, ui...),
 		why: "roles are decided at the action layer for every transport; the operators file knows nothing of screens or sessions"},
 	{pkg: module + "/daemon/sockapi", banned: append([]string{module + "/daemon/sshd"}, ui...), direct: true,
 		why: "the socket serves the CLI's command lines, a JSON event feed and the attached workbench's byte stream; the daemon builds every screen, SSH is a sibling transport"},
-
-	// Issue 19.
 	{pkg: module + "/timeline", banned: ui,
 		why: "the timeline recorder runs wherever a supervisor and a state file do (the workbench today, a daemon later)"},
 	{pkg: module + "/backends/logring", banned: ui,
 		why: "the bounded log ring serves the CLI and backend tests as well as the log screen"},
 
-	// issue 16: the containment watch.
+	// The containment watch.
 	{pkg: module + "/watch", banned: append([]string{module + "/action", module + "/cmd"}, ui...),
 		why: "the containment watch runs beside the supervisor for the workbench, the CLI and a daemon alike; the workbench reads it, never the reverse"},
 	{pkg: module + "/inspectlive", banned: []string{module + "/tui", module + "/views", module + "/action", module + "/cmd", module + "/cli", module + "/app", module + "/daemon", "charm.land/bubbletea"},

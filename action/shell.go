@@ -19,7 +19,7 @@ func SetResult(ctx context.Context, key, value string) {
 	}
 }
 
-// Shell opens an interactive shell in a member (issue 19). It is journaled like every mutating
+// Shell opens an interactive shell in a member. It is journaled like every mutating
 // action — the intent with the member, user and shell, the outcome with the exit code — and
 // never the keystrokes; it is refused in read-only mode and to identities that may not change
 // a sandbox. The sandbox's action lock is held while the shell is open.

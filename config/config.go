@@ -31,7 +31,7 @@ type Config struct {
 	Lint       LintConfig        `yaml:"lint"`
 	Watch      WatchConfig       `yaml:"watch"` // containment watch: alert threshold and hook
 
-	// Issue 19: log views and the timeline's retention.
+	// Log views and the timeline's retention.
 	Logs     LogsConfig     `yaml:"logs"`
 	Timeline TimelineConfig `yaml:"timeline"`
 

@@ -2,13 +2,13 @@ package config
 
 import "time"
 
-// LogsConfig tunes the log views (issue 19).
+// LogsConfig tunes the log views.
 type LogsConfig struct {
 	// RingLines is how many lines a log view keeps (the oldest are dropped); 0: 10,000.
 	RingLines int `yaml:"ring_lines"`
 }
 
-// TimelineConfig bounds what the timeline records of watched sandboxes (issue 19).
+// TimelineConfig bounds what the timeline records of watched sandboxes.
 type TimelineConfig struct {
 	// MaxAge drops entries older than this; 0: 30 days.
 	MaxAge time.Duration `yaml:"max_age"`

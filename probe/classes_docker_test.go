@@ -179,7 +179,7 @@ func checkClass(t *testing.T, rep probe.Report, w expect) {
 
 // TestHardenedBaselineHasNoHighFindings: cap_drop ALL, no-new-privileges, read-only root,
 // non-root user, internal network, memory and pids limits ⇒ nothing HIGH or CRITICAL, judged
-// with this engine's own runc and engine versions (issue 14: Debian's runc 1.1.5+ds1-1+deb12u1
+// with this engine's own runc and engine versions (Debian's runc 1.1.5+ds1-1+deb12u1
 // carries the CVE-2024-21626 fix, so SEB-12 is mitigated, not HIGH). A credential planted in
 // the same configuration is still reported, by name only.
 func TestHardenedBaselineHasNoHighFindings(t *testing.T) {

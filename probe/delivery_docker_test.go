@@ -192,7 +192,7 @@ func TestDeliveryIntoTmpfsTheEngineCannotSee(t *testing.T) {
 	}
 }
 
-// TestDeliveryWithoutTmp (issue 14, case 5): an image with a shell but no /tmp or /var/tmp and a
+// TestDeliveryWithoutTmp: an image with a shell but no /tmp or /var/tmp and a
 // writable root. The probe goes into a private directory the archive API creates at /, runs,
 // and removes itself and the directory. Before: "could not probe".
 func TestDeliveryWithoutTmp(t *testing.T) {

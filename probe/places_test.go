@@ -25,7 +25,7 @@ func (noPlace) CopyFrom(context.Context, string, string, string) ([]byte, error)
 	return nil, errors.New("no such file")
 }
 
-// TestFailureWordsPerBackend (issue 20): a VM's failure names the VM's places, never a container
+// TestFailureWordsPerBackend: a VM's failure names the VM's places, never a container
 // layer or tmpfs; the summary stays short and the attempts are structured.
 func TestFailureWordsPerBackend(t *testing.T) {
 	for id, want := range map[string]string{"pve:range1/sample-42": "in the VM", "docker:default/p": "in the container", "k8s:ctx/ns/rel": "in the pod's container"} {

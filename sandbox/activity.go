@@ -26,7 +26,7 @@ const (
 )
 
 // Activity is one thing that happened to a sandbox, as its backend reported it: the raw material
-// of the timeline (issue 19) and of posture drift (issue 16). Detail and Attrs never carry secret
+// of the timeline and of posture drift. Detail and Attrs never carry secret
 // values: an exec's arguments are reduced to the command name.
 type Activity struct {
 	Time      time.Time         `json:"time"`

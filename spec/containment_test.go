@@ -11,7 +11,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
 
-// TestDefaultBridgeEgress (issue 14, case 1): network_mode bridge/default put the agent on the
+// TestDefaultBridgeEgress: network_mode bridge/default put the agent on the
 // engine's default bridge; lint reports CMP-N03 and profiles N0. Before the fix: nothing, N2.
 func TestDefaultBridgeEgress(t *testing.T) {
 	for _, mode := range []string{"bridge", "default", "BRIDGE"} {
@@ -34,7 +34,7 @@ func TestDefaultBridgeEgress(t *testing.T) {
 	}
 }
 
-// TestCredentialPassthrough (issue 14, case 2): a credential name without a value passes the
+// TestCredentialPassthrough: a credential name without a value passes the
 // harness's own variable into the agent. Before the fix: no finding at all.
 func TestCredentialPassthrough(t *testing.T) {
 	dir := t.TempDir()
@@ -77,7 +77,7 @@ func TestCredentialPassthrough(t *testing.T) {
 	}
 }
 
-// TestFuzzCrashNullPid (issue 20): `pid:` with no value is an ordinary input, linted as unset.
+// TestFuzzCrashNullPid: `pid:` with no value is an ordinary input, linted as unset.
 func TestFuzzCrashNullPid(t *testing.T) {
 	for _, src := range []string{"services:\n A:\n  pid:\n", "x-a: &a\n  pid: ~\nservices:\n  A:\n    <<: *a\n    image: x\n"} {
 		res, err := LintBytes("compose.yaml", []byte(src), Options{})
@@ -90,7 +90,7 @@ func TestFuzzCrashNullPid(t *testing.T) {
 	}
 }
 
-// TestPulledInFilesConfined (issue 13): include/extends/env_file stay inside the project, only
+// TestPulledInFilesConfined: include/extends/env_file stay inside the project, only
 // regular files are read, and no error quotes a pulled-in file's content.
 func TestPulledInFilesConfined(t *testing.T) {
 	root := t.TempDir()

@@ -51,7 +51,7 @@ func corpusSummary(res Result) string {
 	return fmt.Sprintf("%s [%s] %s\n  %s\n", filepath.Base(res.File), res.Format, res.Profile, strings.Join(parts, " "))
 }
 
-// TestCorpus (issue 14): realistic eval specs in Inspect's shapes parse without error and give
+// TestCorpus: realistic eval specs in Inspect's shapes parse without error and give
 // the reviewed findings in expected.golden.
 func TestCorpus(t *testing.T) {
 	var b strings.Builder

@@ -1,6 +1,6 @@
 package spec
 
-// Code below is data: the evasion table of TestEvasions (issue 14). For each rule, other
+// Code below is data: the evasion table of TestEvasions. For each rule, other
 // spellings and forms of its hazard, indirections (anchors, extends, interpolation, profiles,
 // passthrough, env_file, named volumes) and defaults that apply when a key is absent. Every
 // entry must fire its rule.

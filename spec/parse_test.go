@@ -227,7 +227,7 @@ func TestProfiles(t *testing.T) {
 }
 
 // TestEngineContext: CMP-N06 follows the engine version through the advisory table; a
-// distribution build it cannot judge is INFO, never HIGH (issue 14).
+// distribution build it cannot judge is INFO, never HIGH.
 func TestEngineContext(t *testing.T) {
 	src := "services:\n  default:\n    image: a:1\n    networks: [r]\nnetworks:\n  r: {internal: true}\n"
 	for v, want := range map[string]catalog.Severity{

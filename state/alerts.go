@@ -14,7 +14,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/sandbox"
 )
 
-// The containment watch's buckets (issue 16). They are created on first write and read as empty
+// The containment watch's buckets. They are created on first write and read as empty
 // until then, so files written before them need no migration.
 var (
 	bucketBaselines   = []byte("baselines")

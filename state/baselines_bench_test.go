@@ -15,7 +15,7 @@ import (
 // BenchmarkFirstBaselines25k is the containment watch's first step at a 50,000-pod cluster:
 // 25,000 baselines (~2 KB each) sealed into a fresh state file (once in one transaction). The file
 // grew past its mapping mid-commit and bbolt copied every dirty node out of the old one first:
-// 109 MB of heap at once, the peak of the whole load (issue 18). peak-MB is the largest heap in
+// 109 MB of heap at once, the peak of the whole load. peak-MB is the largest heap in
 // use seen during the write (sampled every millisecond).
 func BenchmarkFirstBaselines25k(b *testing.B) {
 	const n = 25_000

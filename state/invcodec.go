@@ -383,7 +383,7 @@ func decodeRecord(raw []byte, outline bool) (InventoryRecord, error) {
 	if outline {
 		// One copy of the sandboxes' bytes: copying each findings list on its own grew the
 		// buffer by appends to twice its size, pages a fresh process faults in one by one
-		// before the cached rows show (issue 18).
+		// before the cached rows show.
 		o = &findingsOutline{raw: bytes.Clone(raw[d.off:]), base: d.off, table: d.table, at: make([]int, nsb), worst: make([]sandbox.Severity, nsb), count: make([]int, nsb), v1: d.v1}
 		rec.outline = o
 	}

@@ -121,7 +121,7 @@ func BenchmarkInventorySave10k(b *testing.B) {
 
 // BenchmarkInventorySaveChanged2500 measures a save that does write: 2,500 Kubernetes sandboxes
 // (the 5,000-pod fleet), one of them changed each time. Its garbage sets the GC's pace after a
-// fleet has loaded (issue 18: RSS after the table is full), so B/op is the figure to watch.
+// fleet has loaded (RSS after the table is full), so B/op is the figure to watch.
 func BenchmarkInventorySaveChanged2500(b *testing.B) {
 	db, err := Open(filepath.Join(b.TempDir(), "state.db"))
 	if err != nil {

@@ -28,7 +28,7 @@ var migrations = []func(tx *bolt.Tx) error{
 func (db *DB) migrate() error {
 	// A file already at this schema is only read: a write transaction commits twice with an
 	// fdatasync each (6 ms here, tens on a busy disk), and every workbench start paid that on
-	// its way to the first frame (issue 18). Any other file, or a read that fails, takes the
+	// its way to the first frame. Any other file, or a read that fails, takes the
 	// write path, which creates, upgrades or reports as before.
 	if _, err := os.Stat(db.path); err == nil {
 		var v int

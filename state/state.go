@@ -96,7 +96,7 @@ func (db *DB) update(fn func(*bolt.Tx) error) error { return db.tx(true, 0, fn) 
 // updateSized is update for a transaction that writes about n bytes of values: the mapping is
 // opened with room for them too. A large write into a fresh file otherwise remaps mid-commit,
 // and bbolt copies every dirty node out of the old mapping first (a 25,000-sandbox inventory
-// record: garbage the size of the record, issue 18).
+// record: garbage the size of the record).
 func (db *DB) updateSized(n int, fn func(*bolt.Tx) error) error { return db.tx(true, n, fn) }
 
 // view runs fn in a read transaction, holding the file shared for its length.
@@ -114,7 +114,7 @@ func (db *DB) tx(write bool, writes int, fn func(*bolt.Tx) error) error {
 // updateChunks runs fn(tx, i) for each i in [0, n), each in a write transaction of its own,
 // committed before the next begins, all under one open of the file. A transaction keeps every
 // value it puts in memory until it commits: 25,000 first baselines written at once held 46 MB
-// of encodings, the top of a 50,000-pod load's heap (issue 18). For records that stand alone
+// of encodings, the top of a 50,000-pod load's heap. For records that stand alone
 // (a baseline not written is recorded again at the next start). A remap in a chunk copies only
 // that chunk's nodes, so no room is reserved for the whole write.
 func (db *DB) updateChunks(n int, fn func(tx *bolt.Tx, i int) error) error {

@@ -35,7 +35,7 @@ func init() {
 	}
 }
 
-// TestLintAndLivePostureAgree (issue 14): for each hazard, a Compose fixture is linted and also
+// TestLintAndLivePostureAgree: for each hazard, a Compose fixture is linted and also
 // created on the real engine the way Compose would (compose-go's typed project → container
 // create); lint and live posture must report the same rule IDs, with the hazard's among them.
 func TestLintAndLivePostureAgree(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/sandbox"
 )
 
-// watchPodActivity reports what happens to member pods as Activity (issue 19's timeline): phase
+// watchPodActivity reports what happens to member pods as Activity (the timeline's): phase
 // changes, restarts with the reason the container last ended (OOMKilled reported as an OOM
 // too), a container starting to wait (CrashLoopBackOff, ImagePullBackOff), and deletion.
 func (w *watcher) watchPodActivity(inf cache.SharedIndexInformer) error {

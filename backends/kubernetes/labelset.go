@@ -5,7 +5,7 @@ import "slices"
 // labelSet is a cached pod's labels, compactly: the sorted keys, kept once for every pod with
 // the same keys (a chart gives all its pods of one service the same), and the values in key
 // order. As a map, an agent-env pod's dozen labels took ~700 bytes (a map past eight entries
-// grows a table); at 50,000 pods the labels were the largest part of the heap (issue 18).
+// grows a table); at 50,000 pods the labels were the largest part of the heap.
 type labelSet struct {
 	keys []string // shared: never modified
 	vals []string

@@ -15,7 +15,7 @@ import (
 // decoding the pod: the fields the cache keeps are read off the wire, and the spec is looked up
 // by its security-relevant bytes (specFields), so a pod whose spec is known (every pod of a
 // task after the first) never decodes it. At 50,000 pods decoding pods, their specs most of
-// all, was the largest share of the workbench's CPU while the table loaded (issue 18).
+// all, was the largest share of the workbench's CPU while the table loaded.
 //
 // It yields what t.cache yields for the decoded pod (TestDirectPodDecodeCachesTheSamePod).
 // With bookmark, the end-of-initial-events annotation is kept too: the reflector reads it.

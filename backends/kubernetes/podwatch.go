@@ -26,7 +26,7 @@ import (
 // streamed initial list) makes each pod's cachedPod straight from its protobuf wire form
 // (specs.decodePod): managedFields, env, probes, commands, conditions and IPs are never decoded,
 // nor a spec already known. At 50,000 pods decoding whole pods was a third of the workbench's
-// CPU while the table loaded, and most of the garbage the collector then marked (issue 18). The
+// CPU while the table loaded, and most of the garbage the collector then marked. The
 // list (used only when the server cannot stream) decodes whole pods; the informer's transform
 // makes them the same cachedPods.
 // While the operator presses keys (input, when set), the streamed initial list is paced

@@ -22,7 +22,7 @@ func slimSpec(s *corev1.PodSpec) corev1.PodSpec {
 
 // slimSpecInto writes slimSpec(s) into out, reusing the slices and maps out already holds: the
 // spec table builds every pod's slim spec into one scratch value to find its shared copy, so a
-// pod whose spec is known allocates nothing for it (issue 18: at 50,000 pods this garbage fed
+// pod whose spec is known allocates nothing for it (at 50,000 pods this garbage fed
 // the collector whose assists took a core from the UI).
 func slimSpecInto(out *corev1.PodSpec, s *corev1.PodSpec) {
 	initC, conts, vols, eph := out.InitContainers, out.Containers, out.Volumes[:0], out.EphemeralContainers[:0]

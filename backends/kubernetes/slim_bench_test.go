@@ -114,7 +114,7 @@ func retained(b *testing.B, n int, mk func(i int) any) float64 {
 
 // BenchmarkPodTransform is the informer transform's own cost per pod (decode excluded): at
 // 50,000 pods its garbage fed the collector whose assists took a core from the UI for 100 ms
-// (issue 18, an execution trace of the load).
+// (an execution trace of the load).
 func BenchmarkPodTransform(b *testing.B) {
 	pods, _ := renderAgentEnv(b, "lsphdyup", "evals", map[string]any{"services": map[string]any{
 		"default": map[string]any{"image": "python:3.12-bookworm"}, "victim": map[string]any{"image": "python:3.12-bookworm"}}})

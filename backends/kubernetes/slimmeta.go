@@ -10,7 +10,7 @@ import (
 // slimMeta is the object metadata the pod and policy informers keep: what the informer's store
 // keys and resumes by (name, namespace, resource version) and what rangekeeper shows (UID, times,
 // the task annotation). metav1.ObjectMeta is 264 bytes whatever it holds; this is 104, and at
-// 50,000 pods with their policies the difference was a tenth of the heap (issue 18).
+// 50,000 pods with their policies the difference was a tenth of the heap.
 //
 // It is a metav1.Object so that the informer machinery reads it; the fields it does not keep read
 // as empty and are dropped when set.

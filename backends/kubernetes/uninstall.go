@@ -21,7 +21,7 @@ type ReleaseUninstaller interface {
 
 // The Helm helper: cmd/rangekeeper-helm runs the Helm SDK (package helmrelease) in a process of
 // its own, so the binaries that import this package do not pay the SDK's package
-// initialisation at every start (~26 ms of the workbench's first frame, issue 18).
+// initialisation at every start (~26 ms of the workbench's first frame).
 const (
 	HelperName = "rangekeeper-helm"
 	HelperEnv  = "RANGEKEEPER_HELM" // a path that overrides where the helper is looked for

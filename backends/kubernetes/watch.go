@@ -126,7 +126,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 		}
 		w.pods = append(w.pods, pi)
 		synced = append(synced, ok)
-		if err := w.watchPodActivity(pi); err != nil { // issue 19: phase changes, restarts as Activity
+		if err := w.watchPodActivity(pi); err != nil { // phase changes, restarts as Activity
 			return err
 		}
 		go pi.RunWithContext(ctx)

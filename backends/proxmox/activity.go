@@ -10,7 +10,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/sandbox"
 )
 
-// taskWatch turns finished PVE tasks on the sandboxes' VMs into Activity (issue 19's timeline):
+// taskWatch turns finished PVE tasks on the sandboxes' VMs into Activity (the timeline's):
 // each refresh reads the cluster's recent tasks once and reports the ones not reported before.
 type taskWatch struct {
 	seen  map[string]bool

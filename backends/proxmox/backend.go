@@ -199,7 +199,7 @@ func (b *Backend) Unsupported(a backends.Action) string {
 	if a == backends.ActionReset {
 		return "reset: use revert (native snapshots)"
 	}
-	if a == backends.ActionShell { // issue 19
+	if a == backends.ActionShell {
 		return ShellUnsupported
 	}
 	return ""

@@ -82,7 +82,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) error {
 	emit(backends.Event{Type: backends.EventReset, Sandboxes: f.sandboxes})
 	prev, last := index(f.sandboxes), f
 	interval, failures := b.interval, 0
-	tasks := newTaskWatch(time.Now()) // issue 19: VM tasks as Activity
+	tasks := newTaskWatch(time.Now()) // VM tasks as Activity
 	timer := time.NewTimer(interval)
 	defer timer.Stop()
 	for {

@@ -1,7 +1,7 @@
 // Package heapcap keeps a large heap from doubling. Go's collector lets the heap grow to twice
 // what is live before it collects again (GOGC=100): cheap for a small heap, but at 50,000 pods
 // the workbench holds ~230 MB live and its resident memory peaked at 570-800 MB while a fleet
-// loaded (issue 18). Start sets a soft memory limit after each collection: Factor times the live
+// loaded. Start sets a soft memory limit after each collection: Factor times the live
 // heap, never below Floor, so a small heap keeps the default pacing and a large one is allowed
 // half its size of garbage rather than all of it, at the cost of more frequent collections.
 package heapcap
@@ -23,7 +23,7 @@ type Policy struct {
 
 // Default is the workbench's policy: up to 240 MiB live the heap may reach 360 MiB (the default
 // pacing for anything under 180 MiB); beyond, one and a half times what is live. At 50,000 pods
-// (~230 MB live) resident memory peaked at 445-453 MiB with it, 585-600 MiB without (issue 18).
+// (~230 MB live) resident memory peaked at 445-453 MiB with it, 585-600 MiB without.
 var Default = Policy{Floor: 360 << 20, Factor: 1.5}
 
 // Limit is the memory limit for a live heap of live bytes.

@@ -2,7 +2,7 @@
 //
 // At 50,000 pods the API server streaming the list and the workbench decoding it take both
 // cores of a small machine, and a key press waited up to hundreds of milliseconds for a core
-// (issue 18, hack/benchfleet/FINDINGS.md). Pacing the load always would cost every start its
+// (hack/benchfleet/FINDINGS.md). Pacing the load always would cost every start its
 // speed; pacing it only while the operator presses keys costs the load time only when someone
 // is waiting on the screen. The programs mark a Signal on each key, mouse press or paste; a load
 // steps a Pacer once per item (the Kubernetes backend: each object of a watch's initial list,

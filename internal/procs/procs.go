@@ -3,7 +3,7 @@
 // press waits behind that work: in execution traces the goroutine that parses the key sat
 // runnable for 150-820 ms at a time, behind a P whose thread had gone into the blocking read of
 // the terminal (the reader readies the parser, then blocks in epoll_wait; only sysmon takes that
-// P back). With a spare P, an idle one picks the parser up at once (issue 18: key-to-frame while
+// P back). With a spare P, an idle one picks the parser up at once (key-to-frame while
 // loading).
 package procs
 

@@ -69,7 +69,7 @@ func TestEvaluate(t *testing.T) {
 		{name: "runc unknown without version", class: "SEB-12", status: Unknown},
 		{name: "runc old", class: "SEB-12", status: Exposed, severity: catalog.SeverityHigh, in: Input{Versions: Versions{Runc: "1.1.11"}}},
 		{name: "runc fixed", class: "SEB-12", status: Mitigated, in: Input{Versions: Versions{Runc: "1.1.12"}}},
-		// Issue 14: this machine's Debian security build carries the CVE-2024-21626 fix.
+		// This machine's Debian security build carries the CVE-2024-21626 fix.
 		{name: "runc debian security build", class: "SEB-12", status: Mitigated, in: Input{Versions: Versions{Runc: "1.1.5+ds1-1+deb12u1"}}},
 		{name: "runc debian repack without revision", class: "SEB-12", status: Unknown, severity: catalog.SeverityInfo, in: Input{Versions: Versions{Runc: "1.1.5+ds1"}}},
 		{name: "runc ubuntu build", class: "SEB-12", status: Unknown, severity: catalog.SeverityInfo, in: Input{Versions: Versions{Runc: "1.1.7-0ubuntu1~22.04.2"}}},

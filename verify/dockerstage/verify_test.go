@@ -71,7 +71,7 @@ func TestHardenedHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The run is judged at --fail-on critical because, until issue 14's distribution-aware
+	// The run is judged at --fail-on critical because, until distribution-aware
 	// version checks land, the probe reports this machine's Debian runc 1.1.5+ds1-1+deb12u1 as
 	// CVE-2024-21626 (SEB-12, HIGH). That must stay the only finding at or above high.
 	for _, f := range res.Findings {

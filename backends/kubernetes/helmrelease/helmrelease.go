@@ -3,7 +3,7 @@
 // install releases with. Only the rangekeeper-helm helper and tests link it: the Helm SDK's
 // package initialisation (its linter's validators, kubectl's scheme, controller-runtime, oras)
 // costs ~26 ms of every start of a binary that imports it, and the workbench is started far more
-// often than it tears a release down (issue 18: the first frame).
+// often than it tears a release down (the first frame).
 package helmrelease
 
 import (
