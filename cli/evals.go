@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -86,7 +87,7 @@ type evalView struct {
 }
 
 // evalsResult is `evals -o json|yaml`. Unmatched are sandboxes linked to an eval no sample
-// buffer here holds (a trace naming a sample whose buffer is gone, a task guessed from a name).
+// buffer here holds (a trace naming a sample whose buffer is gone or not yet written).
 type evalsResult struct {
 	Evals     []evalView   `json:"evals"`
 	Unmatched []evalOrphan `json:"unmatched,omitempty"`
@@ -235,7 +236,10 @@ func buildEvals(evals []inspectlive.Eval, links []fleetLink, now time.Time) eval
 			res.Evals[i].Sandboxes = append(res.Evals[i].Sandboxes, sandboxOf(fl))
 			continue
 		}
-		res.Unmatched = append(res.Unmatched, orphanOf(fl))
+		if fl.l.How != inspectlive.HowGuessed {
+			// A guess names a task no eval here runs: the project's name is all there is.
+			res.Unmatched = append(res.Unmatched, orphanOf(fl))
+		}
 	}
 	return res
 }
@@ -326,7 +330,15 @@ func orphanLinksTable(f *factory, rows []evalOrphan) error {
 	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SANDBOX\tBACKEND\tTASK\tSAMPLE\tEPOCH\tPID\tHOW\tWHY")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", dash(r.Name), r.Backend, dash(r.Task), dash(r.SampleID), r.Epoch, r.PID, r.How, dash(r.Why))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", dash(r.Name), r.Backend, dash(r.Task), dash(r.SampleID), orDash(r.Epoch), orDash(r.PID), r.How, dash(r.Why))
 	}
 	return tw.Flush()
+}
+
+// orDash is a number cell, "-" when unknown (zero).
+func orDash(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
 }

@@ -57,11 +57,15 @@ func runTeardownOrphans(ctx context.Context, f *factory, o *teardownOptions) err
 
 // orphansQuestion is what teardown --orphans asks once, naming the count and every sandbox, so
 // the operator sees exactly what goes: "tear down 2 orphaned sandboxes (a, b)? Type 2 to
-// confirm: ".
+// confirm: " (one: "1 orphaned sandbox").
 func orphansQuestion(rows []evalOrphan) string {
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = dash(r.Name)
 	}
-	return fmt.Sprintf("tear down %d orphaned sandboxes (%s)", len(rows), strings.Join(names, ", "))
+	noun := "sandboxes"
+	if len(rows) == 1 {
+		noun = "sandbox"
+	}
+	return fmt.Sprintf("tear down %d orphaned %s (%s)", len(rows), noun, strings.Join(names, ", "))
 }
