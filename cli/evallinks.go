@@ -13,13 +13,17 @@ import (
 
 // evalsNow is the process's one poller of Inspect's live files (app.App.Evals) after a poll of
 // our own: a one-shot command must not wait for the ticker, and the poll it waits for (ours,
-// or the background one holding the lock) has read every source once.
+// or the background one holding the lock) has read every source once. Inside the daemon the
+// poller is already warm (it polls every second, and remembers evals ended within the hour): a
+// burst of socket commands must not each poll it again, unless nothing is published yet.
 func (f *factory) evalsNow(ctx context.Context) (*inspectlive.Watcher, error) {
 	w, err := f.App().Evals()
 	if err != nil {
 		return nil, err
 	}
-	w.Poll(ctx)
+	if f.served == nil || w.Version() == 0 {
+		w.Poll(ctx)
+	}
 	return w, nil
 }
 
