@@ -37,9 +37,9 @@ func (f *factory) keepOnly(all []backends.Backend) []backends.Backend {
 // streamLsJSON writes `ls -o json` ({"sandboxes": [...], "backends": [...]}, the lsResult
 // shape) one backend at a time, as each answers, sorted by ID within a backend, one sandbox
 // encoded at a time: the first backend's sandboxes are out while a slow one is still awaited,
-// and memory holds one backend's copy, never the whole document. Each sandbox carries its
-// Inspect eval and sample (eval), linked against one poll taken before the first backend. Backends that do not answer
-// within --wait are reported on stderr, as ReadySupervisor does.
+// and memory holds one backend's copy, never the whole document. Backends that do not answer
+// within --wait are reported on stderr, as ReadySupervisor does. Each sandbox carries its
+// Inspect eval and sample ("eval"), linked against one poll taken before the first backend.
 func streamLsJSON(ctx context.Context, f *factory, s *supervisor.Supervisor, o *lsOptions) error {
 	w := bufio.NewWriterSize(f.Out, 64<<10)
 	ready := make(chan string, len(s.Backends()))
