@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/inspectlive"
 	"github.com/rangekeeper/rangekeeper/sandbox"
 	"github.com/rangekeeper/rangekeeper/state"
 )
@@ -79,5 +82,56 @@ func TestEvalsDisabledIsBadInputAndLsGoesOn(t *testing.T) {
 	out, stderr, err := cli(t, dir, []backends.Backend{pve}, "ls", "--backend", "pve")
 	if err != nil || stderr != "" || !rowHas(out, "vm-100", "-") || !strings.Contains(out, "SAMPLE") {
 		t.Fatalf("ls with the linkage off: %v %q\n%s", err, stderr, out)
+	}
+}
+
+// A Proxmox VM links exactly to the sample whose transcript says the provider made it ready
+// (its INFO logger lines, inspect_proxmox_sandbox after 0.11.0), on its node: ls shows it in the
+// table and the data, and evals puts it under its sample.
+func TestLsAndEvalsLinkAProxmoxVMByTheTranscript(t *testing.T) {
+	h := newInspectHost(t)
+	buf := h.buffer(os.Getpid(), "pve_ctf")
+	buf.startSample(t, "12", 3, "uuid-12")
+	buf.logger(t, "12", 3, 1, "Acquired instance pve-a from pool 'default': host=127.0.0.1 port=8006 node=pve1")
+	buf.logger(t, "12", 3, 2, "VM victim (ID=105) is ready")
+	pve := func() []backends.Backend {
+		b := &chanBackend{name: "pve:a", kind: backends.KindProxmox, evs: make(chan backends.Event, 1)}
+		b.evs <- reset(
+			backends.Sandbox{ID: "pve:a/105", Name: "victim", Backend: backends.KindProxmox, Endpoint: "pve:a", Inspect: true, Actionable: true,
+				Members: []backends.Member{{ID: "105", Name: "victim", Running: true, Labels: map[string]string{"vmid": "105", "node": "pve1"}}}},
+			backends.Sandbox{ID: "pve:a/106", Name: "other", Backend: backends.KindProxmox, Endpoint: "pve:a", Inspect: true, Actionable: true,
+				Members: []backends.Member{{ID: "106", Name: "other", Running: true, Labels: map[string]string{"vmid": "106", "node": "pve1"}}}})
+		return []backends.Backend{b}
+	}
+	out, stderr, err := cli(t, h.dir, pve(), "ls", "--backend", "pve", "-o", "yaml")
+	if err != nil {
+		t.Fatalf("ls: %v\n%s", err, stderr)
+	}
+	var res lsResult
+	if conv, err := yaml.YAMLToJSON([]byte(out)); err != nil || json.Unmarshal(conv, &res) != nil {
+		t.Fatalf("ls -o yaml: %v\n%s", err, out)
+	}
+	if e := lsEvalOf(t, res, "victim"); e.How != inspectlive.HowExact || e.SampleID != "12" || e.Epoch != 3 || e.Task != "pve_ctf" || !strings.Contains(e.Why, "VM 105") {
+		t.Errorf("victim's eval = %+v", e)
+	}
+	for _, s := range res.Sandboxes {
+		if s.Name == "other" && s.Eval != nil {
+			t.Errorf("a VM no transcript names is linked: %+v", *s.Eval)
+		}
+	}
+	table, _, err := cli(t, h.dir, pve(), "ls", "--backend", "pve")
+	if err != nil || !rowHas(table, "victim", "pve_ctf", "12 #3 (exact)") || !rowHas(table, "other", "-") {
+		t.Errorf("ls table (%v):\n%s", err, table)
+	}
+	out, stderr, err = cli(t, h.dir, pve(), "evals", "-o", "json")
+	if err != nil {
+		t.Fatalf("evals: %v\n%s", err, stderr)
+	}
+	var ev evalsResult
+	if err := json.Unmarshal([]byte(out), &ev); err != nil || len(ev.Evals) != 1 || len(ev.Evals[0].Samples) != 1 {
+		t.Fatalf("evals: %v\n%s", err, out)
+	}
+	if sbs := ev.Evals[0].Samples[0].Sandboxes; len(sbs) != 1 || sbs[0].ID != "pve:a/105" || sbs[0].How != inspectlive.HowExact {
+		t.Errorf("sample 12's sandboxes = %+v", sbs)
 	}
 }

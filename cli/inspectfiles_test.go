@@ -59,8 +59,10 @@ func (h *inspectHost) args(cmd ...string) []string {
 	return append([]string{"--config", h.config, "--state", filepath.Join(h.dir, "state.db")}, cmd...)
 }
 
+// logBaseOf is Inspect's default log file name, <time>_<task>_<task id>.eval (task ids are
+// shortuuids: no underscore, so the task is what lies between the first and the last).
 func logBaseOf(task string) string {
-	return "2026-08-22T10-00-00+00-00_" + task + "_tid" + task + ".eval"
+	return "2026-08-22T10-00-00+00-00_" + task + "_Zx8Kq2LmTd4Rw.eval"
 }
 
 // inspectBuffer is one eval's sample buffer, as its process keeps it open.
@@ -159,6 +161,17 @@ func (b *inspectBuffer) model(t *testing.T, id string, epoch, sec, tokens int) {
 			"usage": map[string]any{"input_tokens": tokens - 10, "output_tokens": 10, "total_tokens": tokens}}}))
 }
 
+// logger adds a LoggerEvent (src/inspect_ai/event/_logger.py) of the proxmoxsandbox logger,
+// whose INFO lines name the VMs a sample holds (inspect_proxmox_sandbox after 0.11.0).
+func (b *inspectBuffer) logger(t *testing.T, id string, epoch, sec int, msg string) {
+	b.seq++
+	ev := fmt.Sprintf("ev-%d", b.seq)
+	b.write(t, `INSERT INTO events (event_id, sample_id, sample_epoch, data) VALUES (?, ?, ?, ?)`, ev, id, epoch, mustJSON(map[string]any{
+		"event": "logger", "timestamp": fixtureT0.Add(time.Duration(sec) * time.Second).Format(time.RFC3339Nano), "uuid": ev,
+		"message": map[string]any{"name": nil, "level": "info", "message": msg, "created": 1.7558e12,
+			"filename": "_proxmox_sandbox_environment.py", "module": "_proxmox_sandbox_environment", "lineno": 120}}))
+}
+
 // trace appends the record Inspect's docker sandbox writes when it runs `docker compose
 // --project-name P … config` inside a sample: the one line that ties a project to its sample.
 func (h *inspectHost) trace(pid int, project, task, sampleID string, epoch int) {
@@ -193,7 +206,7 @@ func (h *inspectHost) evalLog(task, model string) string {
 	w, err := zw.Create("_journal/start.json")
 	if err == nil {
 		_, err = w.Write([]byte(mustJSON(map[string]any{"version": 2, "eval": map[string]any{"eval_id": "EVAL" + task, "run_id": "RUN1",
-			"task": task, "task_id": "tid" + task, "model": model, "created": "2026-08-22T10:00:00+00:00",
+			"task": task, "task_id": "Zx8Kq2LmTd4Rw", "model": model, "created": "2026-08-22T10:00:00+00:00",
 			"sandbox": map[string]any{"type": "docker", "config": nil}}, "plan": map[string]any{}})))
 	}
 	if err == nil {

@@ -83,7 +83,7 @@ func TestClusterReleaseLinksExactlyToTheBufferSampleOfItsUUID(t *testing.T) {
 // (SampleBufferDatabase.SCHEMA; inspectlive's own writers are internal to it) in WAL mode.
 func inspectBuffer(t *testing.T, data string, pid int, task string) *sql.DB {
 	t.Helper()
-	path := filepath.Join(data, "samplebuffer", "5f2b0c", fmt.Sprintf("2026-08-22T10-00-00+00-00_%s_tid%s.eval.%d.db", task, task, pid))
+	path := filepath.Join(data, "samplebuffer", "5f2b0c", fmt.Sprintf("2026-08-22T10-00-00+00-00_%s_Zx8Kq2LmTd4Rw.eval.%d.db", task, pid))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
