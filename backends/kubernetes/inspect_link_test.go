@@ -24,8 +24,8 @@ import (
 // .Values.labels on the pods). Listed by the real backend from a real API server, the sandbox
 // links exactly to the buffer sample of that uuid, as Inspect 0.3.260 (inspect_ai at 499e6152)
 // writes its buffer: src/inspect_ai/log/_recorders/buffer/database.py. A release whose uuid no
-// buffer holds, and one without the label (a custom chart without .Values.labels), stay
-// unlinked, each saying why.
+// buffer holds, and one whose pods carry no uuid (as with a custom chart without .Values.labels,
+// or inspect_k8s_sandbox before 0.4.0), stay unlinked, each saying why.
 func TestClusterReleaseLinksExactlyToTheBufferSampleOfItsUUID(t *testing.T) {
 	c := kubetest.Need(t)
 	ns := c.Namespace(t)
@@ -33,7 +33,7 @@ func TestClusterReleaseLinksExactlyToTheBufferSampleOfItsUUID(t *testing.T) {
 	const uuid = "e7Hq2Lk9Pz4Vw8Xn3Rt6Ys" // Inspect's sample uuids are shortuuids
 	linked := release{name: newReleaseName(), task: "ctf_k8s", sample: uuid}
 	elsewhere := release{name: newReleaseName(), task: "ctf_k8s", sample: "Zz9Yy8Xx7Ww6Vv5Uu4Tt3S"}
-	unlabelled := release{name: newReleaseName(), task: "ctf_k8s"} // no labels.inspectSampleUUID
+	unlabelled := release{name: newReleaseName(), task: "ctf_k8s"} // the label empty: no uuid to link by
 	for _, r := range []release{linked, elsewhere, unlabelled} {
 		install(t, b, ns, r)
 	}
