@@ -25,7 +25,7 @@ type lsOptions struct {
 }
 
 type lsResult struct {
-	Sandboxes []backends.Sandbox  `json:"sandboxes"`
+	Sandboxes []lsSandbox         `json:"sandboxes"`
 	Backends  []supervisor.Health `json:"backends"`
 }
 
@@ -62,20 +62,22 @@ func newLsCmd(f *factory, runF func(context.Context, *lsOptions) error) *cobra.C
 	return cmd
 }
 
-func runLs(_ context.Context, f *factory, s *supervisor.Supervisor, opts *lsOptions) error {
-	res := lsResult{Sandboxes: []backends.Sandbox{}, Backends: s.Health()}
+func runLs(ctx context.Context, f *factory, s *supervisor.Supervisor, opts *lsOptions) error {
+	res := lsResult{Sandboxes: []lsSandbox{}, Backends: s.Health()}
+	w := f.evalsOrNone(ctx)
 	for _, sb := range s.Fleet() {
 		if opts.Backend != "" && string(sb.Backend) != opts.Backend && sb.Endpoint != opts.Backend {
 			continue
 		}
-		res.Sandboxes = append(res.Sandboxes, sb)
+		res.Sandboxes = append(res.Sandboxes, lsSandbox{Sandbox: sb, Eval: linkOf(w, sb)})
 	}
 	if isData(opts.Output) {
 		return writeData(f.Out, opts.Output, res)
 	}
 	tw := tabwriter.NewWriter(f.Out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BACKEND\tSANDBOX\tTASK\tSTATUS\tMEMBERS\tAGE\tSEV\tID")
-	for _, sb := range res.Sandboxes {
+	fmt.Fprintln(tw, "BACKEND\tSANDBOX\tTASK\tEVAL\tSAMPLE\tSTATUS\tMEMBERS\tAGE\tSEV\tID")
+	for _, row := range res.Sandboxes {
+		sb := row.Sandbox
 		running := 0
 		for _, m := range sb.Members {
 			if m.Running {
@@ -96,7 +98,8 @@ func runLs(_ context.Context, f *factory, s *supervisor.Supervisor, opts *lsOpti
 		if sb.Simulated {
 			name += " (SIMULATED)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", sb.Backend, dash(name), dash(sb.Task), sb.Status, running, len(sb.Members),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", sb.Backend, dash(name), dash(sb.Task), evalCell(row.Eval),
+			sampleCell(row.Eval), sb.Status, running, len(sb.Members),
 			sandbox.Age(opts.Now(), sb.Created), sev, dash(sb.ID))
 	}
 	return tw.Flush()

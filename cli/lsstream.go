@@ -38,7 +38,8 @@ func (f *factory) keepOnly(all []backends.Backend) []backends.Backend {
 // shape) one backend at a time, as each answers, sorted by ID within a backend, one sandbox
 // encoded at a time: the first backend's sandboxes are out while a slow one is still awaited,
 // and memory holds one backend's copy, never the whole document. Backends that do not answer
-// within --wait are reported on stderr, as ReadySupervisor does.
+// within --wait are reported on stderr, as ReadySupervisor does. Each sandbox carries its
+// Inspect eval and sample ("eval"), linked against one poll taken before the first backend.
 func streamLsJSON(ctx context.Context, f *factory, s *supervisor.Supervisor, o *lsOptions) error {
 	w := bufio.NewWriterSize(f.Out, 64<<10)
 	ready := make(chan string, len(s.Backends()))
@@ -67,6 +68,7 @@ func streamLsJSON(ctx context.Context, f *factory, s *supervisor.Supervisor, o *
 		}
 		w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
+	evals := f.evalsOrNone(ctx)
 	w.WriteString("{\n  \"sandboxes\": [")
 	answered := map[string]bool{}
 wait:
@@ -83,7 +85,7 @@ wait:
 					w.WriteString(",\n    ")
 				}
 				first = false
-				put(sbs[i])
+				put(lsSandbox{Sandbox: sbs[i], Eval: linkOf(evals, sbs[i])})
 				sbs[i] = backends.Sandbox{} // written: let it go
 			}
 			if ferr := w.Flush(); ferr != nil { // a reader sees each backend as soon as it answered

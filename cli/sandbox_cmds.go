@@ -272,6 +272,7 @@ func runRevert(ctx context.Context, f *factory, o *revertOptions) error {
 
 type teardownOptions struct {
 	Sandboxes []string
+	Orphans   bool // the sandboxes Inspect left behind (evals --orphans), not named ones
 	Yes       bool
 	Keep      bool
 	Force     bool
@@ -282,20 +283,30 @@ type teardownOptions struct {
 func newTeardownCmd(f *factory, runF func(context.Context, *teardownOptions) error) *cobra.Command {
 	o := &teardownOptions{}
 	cmd := &cobra.Command{
-		Use:   "teardown <sandbox>...",
-		Short: "Remove sandboxes: members, then their networks and volumes",
-		Args:  cobra.MinimumNArgs(1),
+		Use:   "teardown <sandbox>... | teardown --orphans",
+		Short: "Remove sandboxes: members, then their networks and volumes (--orphans: those whose Inspect eval is gone)",
+		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Sandboxes = args
+			if (len(args) > 0) == o.Orphans {
+				return exitWith(2, "usage: rangekeeper teardown <sandbox>... | rangekeeper teardown --orphans")
+			}
+			if o.Orphans && o.Force {
+				return exitWith(2, "--force cannot go with --orphans: an orphan is a sandbox Inspect made")
+			}
 			if err := checkOutput(o.Output, append([]string{"table"}, dataFormats...)...); err != nil {
 				return err
 			}
 			if o.Parallel < 1 {
 				return exitWith(2, fmt.Sprintf("--parallel %d: want at least 1", o.Parallel))
 			}
+			if o.Orphans {
+				return runOr(cmd, o, runF, func(ctx context.Context, o *teardownOptions) error { return runTeardownOrphans(ctx, f, o) })
+			}
 			return runOr(cmd, o, runF, func(ctx context.Context, o *teardownOptions) error { return runTeardown(ctx, f, o) })
 		},
 	}
+	cmd.Flags().BoolVar(&o.Orphans, "orphans", false, "tear down the sandboxes whose Inspect eval process is gone and whose sample finished or eval ended (see evals --orphans)")
 	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().BoolVar(&o.Keep, "keep-snapshots", false, "keep the sandbox's snapshot images")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "also act on resources not identified as sandboxes")

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rangekeeper/rangekeeper/action"
+	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/state"
 )
@@ -30,7 +31,7 @@ func newTimelineCmd(f *factory, runF func(context.Context, *timelineOptions) err
 	o := &timelineOptions{}
 	cmd := &cobra.Command{
 		Use:   "timeline <sandbox>",
-		Short: "What happened to a sandbox, oldest first: engine events recorded while the workbench ran, the journal, probes, posture changes and recording gaps",
+		Short: "What happened to a sandbox, oldest first: engine events recorded while the workbench ran, the journal, probes, posture changes, recording gaps and the agent's commands",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(o.Output, "table", "json", "yaml"); err != nil {
@@ -59,7 +60,7 @@ func newTimelineCmd(f *factory, runF func(context.Context, *timelineOptions) err
 	return cmd
 }
 
-var timelineSources = []string{state.SourceBackend, state.SourceJournal, state.SourceProbe, state.SourcePosture, state.SourceRangekeeper}
+var timelineSources = []string{state.SourceBackend, state.SourceJournal, state.SourceProbe, state.SourcePosture, state.SourceRangekeeper, sourceAgent}
 
 func validSource(s string) bool {
 	for _, v := range timelineSources {
@@ -71,27 +72,42 @@ func validSource(s string) bool {
 }
 
 // timelineID resolves the argument: a full sandbox ID is taken as it is (the sandbox may be gone
-// — its timeline is not), anything else is resolved against the live fleet.
-func timelineID(ctx context.Context, f *factory, arg string) (string, error) {
+// — its timeline is not), anything else is resolved against the live fleet. The sandbox is what
+// links it to the agent's commands: from the fleet, or what the ID alone says.
+func timelineID(ctx context.Context, f *factory, arg string) (backends.Sandbox, error) {
 	if strings.Contains(arg, ":") && strings.Contains(arg, "/") {
-		return arg, nil
+		return sandboxFromID(arg), nil
 	}
 	sup, err := f.ReadySupervisor(ctx, 10*time.Second)
 	if err != nil {
-		return "", err
+		return backends.Sandbox{}, err
 	}
 	sb, err := action.ResolveSandbox(sup.Fleet(), arg)
 	if err != nil {
-		return "", exitWith(2, err.Error()+" (a sandbox that is gone is named by its full ID)")
+		return backends.Sandbox{}, exitWith(2, err.Error()+" (a sandbox that is gone is named by its full ID)")
 	}
-	return sb.ID, nil
+	return sb, nil
+}
+
+// wantSource reports whether --source lets entries of this source through.
+func wantSource(sources []string, s string) bool {
+	if len(sources) == 0 {
+		return true
+	}
+	for _, v := range sources {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
 
 func runTimeline(ctx context.Context, f *factory, o *timelineOptions) error {
-	id, err := timelineID(ctx, f, o.Sandbox)
+	sb, err := timelineID(ctx, f, o.Sandbox)
 	if err != nil {
 		return err
 	}
+	id := sb.ID
 	db, err := f.State()
 	if err != nil {
 		return err
@@ -104,14 +120,14 @@ func runTimeline(ctx context.Context, f *factory, o *timelineOptions) error {
 	if len(o.Sources) > 0 {
 		keep := es[:0]
 		for _, e := range es {
-			for _, s := range o.Sources {
-				if e.Source == s {
-					keep = append(keep, e)
-					break
-				}
+			if wantSource(o.Sources, e.Source) {
+				keep = append(keep, e)
 			}
 		}
 		es = keep
+	}
+	if wantSource(o.Sources, sourceAgent) {
+		es = mergeByTime(es, agentEntries(ctx, f.evalsOrNone(ctx), sb, since))
 	}
 	if o.Limit > 0 && len(es) > o.Limit {
 		es = es[len(es)-o.Limit:]
