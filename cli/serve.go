@@ -43,7 +43,7 @@ type served struct {
 // remoteCommands go through the daemon's socket when one runs: every action kind declared to
 // route there (its locks, roles and journal), and the reads that show the team's state.
 var remoteCommands = func() map[string]bool {
-	m := map[string]bool{"ls": true, "journal": true, "alerts": true}
+	m := map[string]bool{"ls": true, "journal": true, "alerts": true, "evals": true}
 	for _, v := range backends.RemoteVerbs() {
 		m[v] = true
 	}
@@ -126,7 +126,7 @@ func runServe(ctx context.Context, f *factory, o *serveOptions) error {
 	stopTimeline := a.StartTimeline(ctx, f.ErrOut)
 	defer stopTimeline()
 	evals, _ := a.Evals() // nil when the config turns the linkage off
-	var d *daemon.Daemon // verify runs as a task of the daemon's layer, built by New
+	var d *daemon.Daemon  // verify runs as a task of the daemon's layer, built by New
 	run := verifyFor(f, func() *action.Layer { return d.Layer() }, db, cfg)
 	d, err = daemon.New(daemon.Options{Supervisor: sup, State: db, Layer: base, OperatorsPath: o.Operators, Verify: run,
 		NewLayer: func(lo action.Options) (*action.Layer, error) { return a.NewLayer(sup, lo) },

@@ -7,7 +7,7 @@ import (
 
 // servedReadOnly are the commands that change nothing: --read-only is already true of them, so
 // the daemon accepts it there.
-var servedReadOnly = map[string]bool{"ls": true, "journal": true}
+var servedReadOnly = map[string]bool{"ls": true, "journal": true, "evals": true}
 
 // unservedFlag says why a global flag in a command line sent to the daemon's socket cannot
 // apply there ("" when every flag can). The command would otherwise run on the daemon's own

@@ -84,7 +84,9 @@ func (l *Link) set(r sampleRef, how How, why string) {
 	l.SampleID, l.Epoch, l.UUID = r.s.ID, r.s.Epoch, r.s.UUID
 	l.Status = r.s.Status
 	l.How, l.Why = how, why
-	l.Orphaned = !r.eval.Alive && (r.eval.Ended || r.s.Status.Done())
+	// A dead eval process ended its eval, however it ended: one killed (SIGKILL, the OOM killer)
+	// leaves its buffer with the sample still running, and nothing will ever tear it down.
+	l.Orphaned = !r.eval.Alive
 }
 
 func (sn *snapshot) linkKubernetes(sb sandbox.Sandbox, l *Link) {

@@ -165,6 +165,8 @@ func TestOrphans(t *testing.T) {
 	crashed := w.buffer(dead, "pwn", "tidC") // died without unlinking: the buffer stays
 	crashed.StartSample(t, "1", 1, "u-crash-1")
 	crashed.CompleteSample(t, "1", 1, "u-crash-1", nil)
+	killed := w.buffer(dead, "rev", "tidK") // killed mid-sample (SIGKILL, OOM): still "running"
+	killed.StartSample(t, "1", 1, "u-killed-1")
 
 	alive := w.buffer(live, "ctf", "tidL")
 	alive.StartSample(t, "1", 1, "u-live-1")
@@ -189,6 +191,7 @@ func TestOrphans(t *testing.T) {
 		{"docker, trace only (sample never reached the buffer), pid dead", docker("inspect-web-idead02"), true},
 		{"k8s, sample completed, pid dead", k8s("c0ffee00", map[string]string{"inspectSampleUUID": "u-crash-1"}, nil), true},
 		{"k8s, sample completed, eval alive", k8s("c0ffee01", map[string]string{"inspectSampleUUID": "u-live-1"}, nil), false},
+		{"k8s, sample running, eval killed", k8s("c0ffee02", map[string]string{"inspectSampleUUID": "u-killed-1"}, nil), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
