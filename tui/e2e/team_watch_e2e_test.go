@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"os/exec"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +95,25 @@ func TestTeamWatchOverTwoSSHSessions(t *testing.T) {
 	pa.keys("y", "Enter")
 	pa.wait("quarantine "+project+" done", 60*time.Second)
 	pb.waitRe(regexp.MustCompile(`(?m)^\s*Q\+?docker:\S+\s+`+regexp.QuoteMeta(project)), 10*time.Second)
+
+	// The daemon's one recorder kept the timeline: the connect is in it, read beside the daemon.
+	tc := exec.Command(bin, "--state", r.statePath, "timeline", project, "-o", "json")
+	tc.Env = r.env
+	tl, err := tc.Output()
+	if err != nil {
+		t.Fatalf("timeline beside the daemon: %v", err)
+	}
+	var doc struct{ Entries []struct{ Source, Kind, Detail string } }
+	if err := json.Unmarshal(tl, &doc); err != nil {
+		t.Fatalf("timeline -o json: %v\n%s", err, tl)
+	}
+	connected := false
+	for _, e := range doc.Entries {
+		connected = connected || e.Source == state.SourceBackend && strings.Contains(e.Kind+" "+e.Detail, egress)
+	}
+	if !connected {
+		t.Errorf("the daemon's timeline lacks the connect of %s:\n%s", egress, tl)
+	}
 
 	es, out := r.journal()
 	var refused, quarantined, acked bool
