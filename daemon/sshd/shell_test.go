@@ -40,7 +40,7 @@ func TestShellInASession(t *testing.T) {
 	a.key("exit\r")
 	a.wait(m, "exited 0", 20*time.Second)
 	m = a.mark()
-	a.key("?") // the workbench's next key: its help
+	a.key("?")                                 // the workbench's next key: its help
 	a.wait(m, "ctrl+l redraw", 10*time.Second) // a line of the help screen alone
 
 	alice := r.identity(t, "alice")
