@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/backends/ttyshell"
 )
 
 // console is a session's remote terminal as the daemon holds it, between the client and the
@@ -31,6 +32,7 @@ type console struct {
 	size  backends.TermSize
 	shell chan backends.TermSize // while a shell holds the terminal, its window changes
 	sized chan struct{}          // the program has a size to learn
+	gone  chan struct{}          // closed once the client's input has ended: it went away
 }
 
 func newConsole(t Terminal) (*console, error) {
@@ -43,12 +45,14 @@ func newConsole(t Terminal) (*console, error) {
 		raw = t.Out
 	}
 	c := &console{frames: NewFrameWriter(t.Out, t.Frames), raw: raw, in: r, inw: w,
-		size: backends.TermSize{Width: uint(max(t.Cols, 0)), Height: uint(max(t.Rows, 0))}, sized: make(chan struct{}, 1)}
+		size: backends.TermSize{Width: uint(max(t.Cols, 0)), Height: uint(max(t.Rows, 0))}, sized: make(chan struct{}, 1),
+		gone: make(chan struct{})}
 	go func() {
 		// Ends with the transport (the client's EOF: the program reads it too), or once the
 		// program is gone and the pipe's read end closed.
 		io.Copy(w, t.In)
 		w.Close()
+		close(c.gone)
 	}()
 	return c, nil
 }
@@ -93,8 +97,8 @@ func (c *console) tellSizes(p *tea.Program, done <-chan struct{}) {
 }
 
 // HandOver implements ttyshell.Remote: it stops the frames once the queued ones reached the
-// client and gives the shell the client's stream, its size and its window changes until back.
-func (c *console) HandOver() (io.Writer, backends.TermSize, <-chan backends.TermSize, func()) {
+// client and gives the shell the client's stream, its size and its window changes until Back.
+func (c *console) HandOver() ttyshell.Handed {
 	release := c.frames.Hold()
 	ch := make(chan backends.TermSize, 1)
 	c.mu.Lock()
@@ -102,7 +106,7 @@ func (c *console) HandOver() (io.Writer, backends.TermSize, <-chan backends.Term
 	size := c.size
 	c.mu.Unlock()
 	var once sync.Once
-	return c.raw, size, ch, func() {
+	return ttyshell.Handed{Out: c.raw, Size: size, Resize: ch, Gone: c.gone, Back: func() {
 		once.Do(func() {
 			c.mu.Lock()
 			c.shell = nil
@@ -110,7 +114,7 @@ func (c *console) HandOver() (io.Writer, backends.TermSize, <-chan backends.Term
 			c.mu.Unlock()
 			release()
 		})
-	}
+	}}
 }
 
 // close ends the frames and the program's input.

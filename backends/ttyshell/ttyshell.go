@@ -28,10 +28,22 @@ type fileDescriptor interface{ Fd() uintptr }
 // client's own terminal is raw already, on the client's side) and watches no SIGWINCH (that
 // signal is about the daemon's terminal); the size and its changes come from the client.
 type Remote interface {
-	// HandOver gives the terminal to a shell until back is called: out writes straight to the
-	// client, after everything the workbench drew and never dropped; size is the client's window
-	// now and resize delivers its changes until back.
-	HandOver() (out io.Writer, size backends.TermSize, resize <-chan backends.TermSize, back func())
+	// HandOver gives the terminal to a shell until the shell calls Handed.Back.
+	HandOver() Handed
+}
+
+// Handed is a remote terminal while a shell holds it.
+type Handed struct {
+	// Out writes straight to the client, after everything the workbench drew, never dropped.
+	Out io.Writer
+	// Size is the client's window now; Resize delivers its changes until Back.
+	Size   backends.TermSize
+	Resize <-chan backends.TermSize
+	// Gone is closed when the client has gone away: the shell is ended then, or an idle one
+	// would hold the sandbox's lock with nobody at its keyboard.
+	Gone <-chan struct{}
+	// Back gives the terminal back to the workbench.
+	Back func()
 }
 
 // Open runs a shell (the action layer's Shell, bound to a sandbox and a request).
@@ -80,9 +92,19 @@ func (c *Command) run() (backends.ShellResult, error) {
 	req.Stdout = out
 	inFile, _ := in.(fileDescriptor) // an *os.File, or one wrapped (the workbench's input)
 	if r, ok := out.(Remote); ok {
-		o, size, resize, back := r.HandOver()
-		defer back()
-		req.Stdout, req.Size, req.Resize = o, size, resize
+		h := r.HandOver()
+		defer h.Back()
+		req.Stdout, req.Size, req.Resize = h.Out, h.Size, h.Resize
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-h.Gone:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
 	} else {
 		defer c.restore()
 		if err := c.local(&req, inFile, out); err != nil {
