@@ -113,3 +113,40 @@ func TestViewerShellRefused(t *testing.T) {
 		t.Errorf("a shell prompt reached the viewer: %s", s[max(0, len(s)-400):])
 	}
 }
+
+// TestShellEndsWithItsClient: an operator whose connection drops while a shell is open does not
+// leave it running with nobody at the keyboard: the shell is ended, its end journaled, and the
+// sandbox is free for the next action.
+func TestShellEndsWithItsClient(t *testing.T) {
+	r := newRig(t, "shelldrop")
+	b := r.session(t, "bob")
+	m := b.mark()
+	b.key("E")
+	b.wait(m, "/ #", 30*time.Second)
+	if _, busy := r.d.Layer().Busy(r.id); !busy {
+		t.Fatal("the sandbox is not held while its shell is open")
+	}
+	b.client.Close()
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		_, busy := r.d.Layer().Busy(r.id)
+		if !busy && r.d.Hub().Count() == 0 {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("20 s after bob's connection dropped: sandbox held %v, sessions %d", busy, r.d.Hub().Count())
+		}
+	}
+	es, err := r.db.Journal(state.JournalQuery{Target: r.id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end *state.Entry
+	for i, e := range es {
+		if e.Action == "shell" && e.Phase == state.PhaseOutcome {
+			end = &es[i]
+		}
+	}
+	if end == nil || end.Operator != "bob" || end.Outcome == state.OutcomeOK {
+		t.Errorf("the dropped shell's end journaled as %+v; want bob's shell, not ok", end)
+	}
+}

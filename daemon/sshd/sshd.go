@@ -229,7 +229,8 @@ func (s *Server) workbench(next ssh.Handler) ssh.Handler {
 					return
 				case w, ok := <-windows:
 					if !ok {
-						return
+						windows = nil // the session's requests ended; its context ends next
+						continue
 					}
 					scr.Resize(w.Width, w.Height)
 				}
