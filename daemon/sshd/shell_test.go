@@ -1,6 +1,7 @@
 package sshd_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,15 @@ func TestShellInASession(t *testing.T) {
 	a.key("echo hello-$((6*7))\r")
 	a.wait(m, "echo hello-$((6*7))", 10*time.Second) // the first key was not lost
 	a.wait(m, "hello-42", 10*time.Second)
+
+	// Output the workbench's frames would drop for a slow client arrives whole and in order.
+	m = a.mark()
+	a.key("seq 10000 19999\r")
+	var all strings.Builder
+	for i := 10000; i <= 19999; i++ {
+		all.WriteString(strconv.Itoa(i))
+	}
+	a.wait(m, all.String()+"/ #", 20*time.Second)
 
 	m = a.mark()
 	a.key("stty size\r")
