@@ -22,11 +22,12 @@ import (
 // them for a slow client; a shell's output instead goes straight to the client (Raw), in order
 // after the frames already queued. Window changes go to the shell while it holds the
 // terminal, and to the program (which, inside tea.Exec, takes them only once the shell ends).
+// Nothing here is a terminal of the daemon's process: a pipe is no TTY, so neither Bubble Tea
+// nor ttyshell puts anything in raw mode; the client's terminal is raw on the client's side.
 type console struct {
 	frames *FrameWriter
 	raw    io.Writer
 	in     *os.File // the program's input: the read end of the pipe the client's keys go to
-	inw    *os.File
 
 	mu    sync.Mutex
 	size  backends.TermSize
@@ -44,7 +45,7 @@ func newConsole(t Terminal) (*console, error) {
 	if raw == nil {
 		raw = t.Out
 	}
-	c := &console{frames: NewFrameWriter(t.Out, t.Frames), raw: raw, in: r, inw: w,
+	c := &console{frames: NewFrameWriter(t.Out, t.Frames), raw: raw, in: r,
 		size: backends.TermSize{Width: uint(max(t.Cols, 0)), Height: uint(max(t.Rows, 0))}, sized: make(chan struct{}, 1),
 		gone: make(chan struct{})}
 	go func() {
