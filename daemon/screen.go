@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"io"
 
 	tea "charm.land/bubbletea/v2"
@@ -24,9 +25,10 @@ type Terminal struct {
 // Screen is a session's workbench program on a relayed terminal (an SSH session's, the
 // socket's attached workbench).
 type Screen struct {
-	hs  *Session
-	p   *tea.Program
-	con *console
+	hs   *Session
+	p    *tea.Program
+	con  *console
+	stop context.CancelFunc
 }
 
 // NewScreen builds the workbench of session hs on t.
@@ -41,16 +43,28 @@ func (d *Daemon) NewScreen(hs *Session, t Terminal) (*Screen, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The program ends when the client's input does (it went away, or the transport failed):
+	// the pipe turns a transport's error into a plain end of input, which Bubble Tea would wait
+	// past, and Quit does nothing to a program not yet running.
+	ctx, stop := context.WithCancel(d.ctx)
+	go func() {
+		select {
+		case <-con.gone:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	p := tea.NewProgram(d.Model(hs), tea.WithInput(con.in), tea.WithOutput(con), tea.WithFPS(t.FPS),
 		tea.WithEnvironment(t.Env), tea.WithColorProfile(colorprofile.Env(t.Env)),
-		tea.WithWindowSize(t.Cols, t.Rows), tea.WithContext(d.ctx), tui.InputFirst())
+		tea.WithWindowSize(t.Cols, t.Rows), tea.WithContext(ctx), tui.InputFirst())
 	con.frames.OnResume = func() { go p.Send(tea.ClearScreen()) }
-	return &Screen{hs: hs, p: p, con: con}, nil
+	return &Screen{hs: hs, p: p, con: con, stop: stop}, nil
 }
 
 // Run shows the fleet until the program quits (the operator, Quit, the daemon's end).
 func (s *Screen) Run() error {
 	done := make(chan struct{})
+	defer s.stop()
 	defer s.con.close()
 	defer close(done)
 	go s.con.tellSizes(s.p, done)
