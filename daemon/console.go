@@ -33,7 +33,7 @@ type console struct {
 	size  backends.TermSize
 	shell chan backends.TermSize // while a shell holds the terminal, its window changes
 	sized chan struct{}          // the program has a size to learn
-	gone  chan struct{}          // closed once the client's input has ended: it went away
+	gone  <-chan struct{}        // closed once the client has gone away (Terminal.Gone)
 }
 
 func newConsole(t Terminal) (*console, error) {
@@ -47,13 +47,17 @@ func newConsole(t Terminal) (*console, error) {
 	}
 	c := &console{frames: NewFrameWriter(t.Out, t.Frames), raw: raw, in: r,
 		size: backends.TermSize{Width: uint(max(t.Cols, 0)), Height: uint(max(t.Rows, 0))}, sized: make(chan struct{}, 1),
-		gone: make(chan struct{})}
+		gone: t.Gone}
+	inEnded := make(chan struct{})
+	if c.gone == nil {
+		c.gone = inEnded
+	}
 	go func() {
 		// Ends with the transport (the client's EOF: the program reads it too), or once the
 		// program is gone and the pipe's read end closed.
 		io.Copy(w, t.In)
 		w.Close()
-		close(c.gone)
+		close(inEnded)
 	}()
 	return c, nil
 }

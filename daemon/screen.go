@@ -15,7 +15,11 @@ type Terminal struct {
 	Out io.Writer // to the client; frames are bounded per session (FrameWriter)
 	// Raw, when set, is the client's stream as a shell writes it (the SSH channel without the
 	// emulated PTY's newline translation, which would corrupt a real TTY's output); nil: Out.
-	Raw        io.Writer
+	Raw io.Writer
+	// Gone, when set, is closed once the client has gone away; nil: once In ends. (An SSH
+	// client may close its input and stay, watching; a socket's client that stops sending is
+	// gone.) The program ends then, and so does a shell it opened.
+	Gone       <-chan struct{}
 	Env        []string // TERM, COLORTERM, NO_COLOR…: the colour profile
 	Cols, Rows int
 	Frames     int // frames queued for a client that does not read (0: 8)
@@ -43,9 +47,9 @@ func (d *Daemon) NewScreen(hs *Session, t Terminal) (*Screen, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The program ends when the client's input does (it went away, or the transport failed):
-	// the pipe turns a transport's error into a plain end of input, which Bubble Tea would wait
-	// past, and Quit does nothing to a program not yet running.
+	// The program ends when the client has gone (Terminal.Gone). Its input cannot tell it: the
+	// pipe turns a transport's error into a plain end of input, which Bubble Tea reads past,
+	// and Quit does nothing to a program not yet running.
 	ctx, stop := context.WithCancel(d.ctx)
 	go func() {
 		select {

@@ -213,7 +213,7 @@ func (s *Server) workbench(next ssh.Handler) ssh.Handler {
 			return
 		}
 		env := append(sess.Environ(), "TERM="+pty.Term)
-		scr, err := s.d.NewScreen(hs, daemon.Terminal{In: sess, Out: sess, Raw: rawChannel(sess), Env: env,
+		scr, err := s.d.NewScreen(hs, daemon.Terminal{In: sess, Out: sess, Raw: rawChannel(sess), Gone: sess.Context().Done(), Env: env,
 			Cols: pty.Window.Width, Rows: pty.Window.Height, Frames: s.opts.OutputFrames, FPS: s.opts.FPS})
 		if err != nil {
 			wish.Fatalln(sess, "rangekeeper: cannot open the workbench:", err)
