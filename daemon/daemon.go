@@ -228,16 +228,8 @@ func (d *Daemon) Model(s *Session) *tui.Model {
 		Theme: d.opts.Theme, Identity: who, ReadOnly: d.opts.Layer.ReadOnly, Verify: run, Watch: d.opts.Watch, Evals: d.opts.Evals,
 		Team: tui.TeamOptions{Shared: true, Context: d.ctx, Present: d.hub.Present, Notice: d.Notice,
 			Allow:        func(a backends.Action, bulk bool) bool { return role.Allows(a) && (!bulk || role.Bulk()) },
-			AuthorizeAck: d.Roster().AuthorizeAck, NoShell: noShell}})
+			AuthorizeAck: d.Roster().AuthorizeAck}})
 }
-
-// noShell is why a session's workbench cannot host a shell. Both transports hand the program
-// a reader that is not a file (the SSH channel, the socket's pipe): Bubble Tea cannot cancel
-// its read when it gives the terminal to the shell, so the shell's first key would go to the
-// suspended workbench and, once the shell ends, its own pending read would take the workbench's
-// next key; the size would be a fixed 80x24 with no window changes; and its output would go
-// through the session's frame queue, which drops writes a slow client has not read.
-const noShell = "not available in a team session (its terminal cannot be handed to a shell); run `rangekeeper shell` on the range host"
 
 // Running counts the actions still running.
 func (d *Daemon) Running() int {

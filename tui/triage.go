@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -121,13 +122,32 @@ func openShellVerb(m *Model, c *screen.Context, arg string) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	if why := m.actionReason(backends.ActionShell, id); why != "" {
-		c.SetStatus(why)
-		return nil
-	}
 	sr := backends.ShellRequest{Member: member}
 	if f := strings.Fields(arg); len(f) > 2 {
 		sr.User = f[2]
 	}
+	if why := m.actionReason(backends.ActionShell, id); why != "" {
+		c.SetStatus(why)
+		return m.refusedShell(id, sr)
+	}
 	return m.openShell(id, sr)
+}
+
+// refusedShell is a shell the operator's identity may not open (a viewer's): the layer is asked
+// all the same, without the terminal, so that the attempt is journaled refused with who asked.
+// It refuses before it would touch the terminal. Other reasons (no such sandbox, a backend that
+// cannot) are only shown.
+func (m *Model) refusedShell(id string, sr backends.ShellRequest) tea.Cmd {
+	layer, req := m.opts.Actions, m.request(backends.ActionShell, id)
+	if layer == nil || !errors.Is(layer.Check(req), action.ErrForbidden) {
+		return nil
+	}
+	// A context already ended: should the roster change in between and let it through, the
+	// shell ends at once instead of running without a terminal.
+	ctx, cancel := context.WithCancel(m.ctx)
+	cancel()
+	return func() tea.Msg {
+		_, err := layer.Shell(ctx, req, sr)
+		return actionDoneMsg{action: backends.ActionShell, ids: []string{id}, errs: []error{err}}
+	}
 }

@@ -22,6 +22,30 @@ import (
 // fileDescriptor is what the terminal's files are read by for raw mode and sizes.
 type fileDescriptor interface{ Fd() uintptr }
 
+// Remote is a terminal a remote client holds (a team session's SSH channel or attached socket).
+// The daemon gives it to the workbench as its output, and Bubble Tea hands that output to the
+// shell (SetStdout). It is not this process's terminal: the shell puts nothing in raw mode (the
+// client's own terminal is raw already, on the client's side) and watches no SIGWINCH (that
+// signal is about the daemon's terminal); the size and its changes come from the client.
+type Remote interface {
+	// HandOver gives the terminal to a shell until the shell calls Handed.Back.
+	HandOver() Handed
+}
+
+// Handed is a remote terminal while a shell holds it.
+type Handed struct {
+	// Out writes straight to the client, after everything the workbench drew, never dropped.
+	Out io.Writer
+	// Size is the client's window now; Resize delivers its changes until Back.
+	Size   backends.TermSize
+	Resize <-chan backends.TermSize
+	// Gone is closed when the client has gone away: the shell is ended then, or an idle one
+	// would hold the sandbox's lock with nobody at its keyboard.
+	Gone <-chan struct{}
+	// Back gives the terminal back to the workbench.
+	Back func()
+}
+
 // Open runs a shell (the action layer's Shell, bound to a sandbox and a request).
 type Open func(ctx context.Context, sr backends.ShellRequest) (backends.ShellResult, error)
 
@@ -33,6 +57,7 @@ type Command struct {
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	undo           []func() // what local changed on this process's terminal
 
 	// Result and Err are the session's outcome once Run returned.
 	Result backends.ShellResult
@@ -66,34 +91,25 @@ func (c *Command) run() (backends.ShellResult, error) {
 	req := c.Request
 	req.Stdout = out
 	inFile, _ := in.(fileDescriptor) // an *os.File, or one wrapped (the workbench's input)
-	outFile, _ := out.(fileDescriptor)
-	if inFile != nil && term.IsTerminal(int(inFile.Fd())) {
-		old, err := term.MakeRaw(int(inFile.Fd()))
-		if err != nil {
+	if r, ok := out.(Remote); ok {
+		h := r.HandOver()
+		defer h.Back()
+		req.Stdout, req.Size, req.Resize = h.Out, h.Size, h.Resize
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-h.Gone:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	} else {
+		defer c.restore()
+		if err := c.local(&req, inFile, out); err != nil {
 			return backends.ShellResult{}, err
 		}
-		defer term.Restore(int(inFile.Fd()), old)
-	}
-	sizeFd := -1
-	switch {
-	case outFile != nil && term.IsTerminal(int(outFile.Fd())):
-		sizeFd = int(outFile.Fd())
-	case inFile != nil && term.IsTerminal(int(inFile.Fd())):
-		sizeFd = int(inFile.Fd())
-	}
-	req.Size = backends.TermSize{Width: 80, Height: 24}
-	if sizeFd >= 0 {
-		if w, h, err := term.GetSize(sizeFd); err == nil {
-			req.Size = backends.TermSize{Width: uint(w), Height: uint(h)}
-		}
-		resize := make(chan backends.TermSize, 1)
-		defer WatchSize(sizeFd, func(w, h int) {
-			select {
-			case resize <- backends.TermSize{Width: uint(w), Height: uint(h)}:
-			default: // one pending size is enough; the newest wins next time
-			}
-		})()
-		req.Resize = resize
 	}
 	// The reader must stop when the shell ends, or it would keep the next key from whoever
 	// reads the terminal after us (the workbench).
@@ -112,6 +128,49 @@ func (c *Command) run() (backends.ShellResult, error) {
 		err = nil
 	}
 	return res, err
+}
+
+// local prepares this process's own terminal: raw mode on the input, the size of the output (or
+// input) and its window changes. restore undoes it.
+func (c *Command) local(req *backends.ShellRequest, inFile fileDescriptor, out io.Writer) error {
+	outFile, _ := out.(fileDescriptor)
+	if inFile != nil && term.IsTerminal(int(inFile.Fd())) {
+		old, err := term.MakeRaw(int(inFile.Fd()))
+		if err != nil {
+			return err
+		}
+		c.undo = append(c.undo, func() { term.Restore(int(inFile.Fd()), old) })
+	}
+	sizeFd := -1
+	switch {
+	case outFile != nil && term.IsTerminal(int(outFile.Fd())):
+		sizeFd = int(outFile.Fd())
+	case inFile != nil && term.IsTerminal(int(inFile.Fd())):
+		sizeFd = int(inFile.Fd())
+	}
+	req.Size = backends.TermSize{Width: 80, Height: 24}
+	if sizeFd >= 0 {
+		if w, h, err := term.GetSize(sizeFd); err == nil {
+			req.Size = backends.TermSize{Width: uint(w), Height: uint(h)}
+		}
+		resize := make(chan backends.TermSize, 1)
+		c.undo = append(c.undo, WatchSize(sizeFd, func(w, h int) {
+			select {
+			case resize <- backends.TermSize{Width: uint(w), Height: uint(h)}:
+			default: // one pending size is enough; the newest wins next time
+			}
+		}))
+		req.Resize = resize
+	}
+	return nil
+}
+
+// restore undoes local, the latest change first.
+func (c *Command) restore() {
+	for i := len(c.undo) - 1; i >= 0; i-- {
+		c.undo[i]()
+	}
+	c.undo = nil
 }
 
 // stdinReader is the shell's end of the terminal: a cancel reader that is closed only once no

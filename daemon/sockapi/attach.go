@@ -73,8 +73,12 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
 	defer hs.Leave()
 
 	in, inw := io.Pipe()
-	scr := s.d.NewScreen(hs, daemon.Terminal{In: in, Out: conn, Env: req.Env, Cols: req.Cols, Rows: req.Rows,
+	scr, err := s.d.NewScreen(hs, daemon.Terminal{In: in, Out: conn, Env: req.Env, Cols: req.Cols, Rows: req.Rows,
 		Frames: s.attach.OutputFrames, FPS: s.attach.FPS})
+	if err != nil {
+		io.WriteString(conn, "rangekeeper: cannot open the workbench: "+err.Error()+"\r\n")
+		return
+	}
 	go func() {
 		// The client's messages; when it goes away the session ends (its actions run on in the
 		// daemon and are journaled like any other). When the hub ends the session (shutdown) it

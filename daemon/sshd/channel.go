@@ -2,6 +2,7 @@ package sshd
 
 import (
 	"context"
+	"io"
 	"net"
 	"sync/atomic"
 	"time"
@@ -71,15 +72,46 @@ func (s *Server) watchConn(ctx ssh.Context, c net.Conn) net.Conn {
 
 // sessionChannel serves a "session" channel as charm.land/ssh's DefaultSessionHandler does, over
 // a channel that reports the client's input to the connection's idle watch and refuses agent
-// forwarding.
+// forwarding. The session's context also carries the channel itself (rawChannel).
 func (s *Server) sessionChannel(srv *ssh.Server, conn *gossh.ServerConn, nc gossh.NewChannel, ctx ssh.Context) {
 	w, _ := ctx.Value(idleKey{}).(*idleWatch)
-	ssh.DefaultSessionHandler(srv, conn, inputChannel{NewChannel: nc, idle: w}, ctx)
+	cc := &channelContext{Context: ctx}
+	ssh.DefaultSessionHandler(srv, conn, inputChannel{NewChannel: nc, idle: w, ctx: cc}, cc)
+}
+
+type rawKey struct{}
+
+// channelContext is the connection's context plus the session's own channel, which
+// charm.land/ssh does not expose: with its emulated PTY every write to the session turns "\n"
+// into "\r\n", right for the workbench's frames but a corruption of a shell's output, which a
+// real TTY (the sandbox's) has already translated; a bare "\n" there moves the cursor down only.
+type channelContext struct {
+	ssh.Context
+	raw gossh.Channel // set once accepted, before the session's handler runs
+}
+
+func (c *channelContext) Value(key any) any {
+	if key == (rawKey{}) {
+		if c.raw == nil {
+			return nil
+		}
+		return c.raw
+	}
+	return c.Context.Value(key)
+}
+
+// rawChannel is sess's channel, written to without translation.
+func rawChannel(sess ssh.Session) io.Writer {
+	if ch, ok := sess.Context().Value(rawKey{}).(gossh.Channel); ok {
+		return ch
+	}
+	return nil
 }
 
 type inputChannel struct {
 	gossh.NewChannel
 	idle *idleWatch
+	ctx  *channelContext
 }
 
 func (n inputChannel) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
@@ -87,6 +119,7 @@ func (n inputChannel) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
 	if err != nil {
 		return ch, reqs, err
 	}
+	n.ctx.raw = ch
 	out := make(chan *gossh.Request)
 	go func() {
 		defer close(out) // the session's handler ends its requests loop on it

@@ -10,17 +10,14 @@ import (
 	"net"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"charm.land/ssh"
 	"charm.land/wish/v2"
 	"charm.land/wish/v2/activeterm"
-	"charm.land/wish/v2/bubbletea"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/daemon"
 	"github.com/rangekeeper/rangekeeper/operators"
-	"github.com/rangekeeper/rangekeeper/tui"
 )
 
 // Options configure the SSH listener.
@@ -94,7 +91,7 @@ func New(d *daemon.Daemon, o Options) (*Server, error) {
 		// No wish.WithIdleTimeout: charm.land/ssh resets it on the server's writes too, so a
 		// session watching a churning fleet never timed out. watchConn counts input only.
 		wish.WithMiddleware(
-			bubbletea.MiddlewareWithProgramHandler(s.program),
+			s.workbench,
 			activeterm.Middleware(), // a PTY is required: no exec of commands
 			s.gate,                  // runs first
 		),
@@ -204,19 +201,46 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 	}
 }
 
-// program builds the session's own program over the daemon's shared fleet and layer.
-func (s *Server) program(sess ssh.Session) *tea.Program {
-	hs, _ := sess.Context().Value(ctxKey{}).(*daemon.Session)
-	if hs == nil {
-		return nil
+// workbench runs the session's own program over the daemon's shared fleet and layer, on the
+// session's PTY (daemon.Screen: the program reads the keys from a pipe so that it can hand
+// the terminal to a shell, and window changes reach a shell while it runs).
+func (s *Server) workbench(next ssh.Handler) ssh.Handler {
+	return func(sess ssh.Session) {
+		hs, _ := sess.Context().Value(ctxKey{}).(*daemon.Session)
+		pty, windows, ok := sess.Pty()
+		if hs == nil || !ok {
+			next(sess)
+			return
+		}
+		env := append(sess.Environ(), "TERM="+pty.Term)
+		scr, err := s.d.NewScreen(hs, daemon.Terminal{In: sess, Out: sess, Raw: rawChannel(sess), Gone: sess.Context().Done(), Env: env,
+			Cols: pty.Window.Width, Rows: pty.Window.Height, Frames: s.opts.OutputFrames, FPS: s.opts.FPS})
+		if err != nil {
+			wish.Fatalln(sess, "rangekeeper: cannot open the workbench:", err)
+			return
+		}
+		ctx, cancel := context.WithCancel(sess.Context())
+		defer cancel()
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					scr.Quit() // the client went away
+					return
+				case w, ok := <-windows:
+					if !ok {
+						windows = nil // the session's requests ended; its context ends next
+						continue
+					}
+					scr.Resize(w.Width, w.Height)
+				}
+			}
+		}()
+		// The program's own error (a client gone mid-frame) ends the session like the
+		// client's going; there is nobody left to tell.
+		_ = scr.Run()
+		next(sess)
 	}
-	out := daemon.NewFrameWriter(sess, s.opts.OutputFrames)
-	opts := append(bubbletea.MakeOptions(sess), tea.WithOutput(out), tea.WithFPS(s.opts.FPS), tui.InputFirst())
-	p := tea.NewProgram(s.d.Model(hs), opts...)
-	out.OnResume = func() { go p.Send(tea.ClearScreen()) }
-	hs.Attach(p)
-	go func() { <-sess.Context().Done(); out.Close() }()
-	return p
 }
 
 // Addr is the address the server listens on once serving (tests listen on :0).
