@@ -119,9 +119,6 @@ func (m *Model) actionReason(a backends.Action, id string) string {
 	if m.opts.Actions == nil {
 		return string(a) + ": actions are unavailable (no action layer)"
 	}
-	if a == backends.ActionShell && m.opts.Team.NoShell != "" {
-		return "shell: " + m.opts.Team.NoShell
-	}
 	if r, ok := m.fleet.Store().Get(id); ok && r.Stale {
 		why := m.fleet.StaleReason(r.Backend)
 		if why == "" {

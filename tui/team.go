@@ -28,9 +28,6 @@ type TeamOptions struct {
 	// AuthorizeAck refuses an alert acknowledgement the operator's role may not make (a
 	// viewer's); watch.Ack asks it and journals the refusal. nil permits it.
 	AuthorizeAck func(who action.Identity) error
-	// NoShell, when set, is why this session cannot host an interactive shell although the
-	// role may open one: the shell key stays, disabled with this reason.
-	NoShell string
 }
 
 // TeamMsg tells a session that something shared changed (a task started, moved or ended; an
