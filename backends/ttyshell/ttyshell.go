@@ -114,10 +114,21 @@ func (c *Command) run() (backends.ShellResult, error) {
 	// The reader must stop when the shell ends, or it would keep the next key from whoever
 	// reads the terminal after us (the workbench).
 	if inFile != nil {
-		if cr, err := cancelreader.NewReader(in); err == nil {
-			r := &stdinReader{cr: cr}
+		src, own := in, (*os.File)(nil)
+		if _, remote := out.(Remote); remote {
+			// A session closes its input pipe when its program ends, which may be while the
+			// backend's copy still sits in a Read of ours: read a duplicate only we close.
+			if fd, err := syscall.Dup(int(inFile.Fd())); err == nil {
+				own = os.NewFile(uintptr(fd), "shell input")
+				src = own
+			}
+		}
+		if cr, err := cancelreader.NewReader(src); err == nil {
+			r := &stdinReader{cr: cr, own: own}
 			req.Stdin = r
 			defer r.stop()
+		} else if own != nil {
+			own.Close()
 		}
 	}
 	if req.Stdin == nil {
@@ -180,6 +191,7 @@ func (c *Command) restore() {
 // Read took the operator's next key: the race detector caught it, the e2e test lost its q.
 type stdinReader struct {
 	cr     cancelreader.CancelReader
+	own    *os.File     // a duplicate of the input it reads, closed with it; nil: none
 	mu     sync.RWMutex // held shared by every Read, exclusively to close
 	closed bool
 }
@@ -202,6 +214,9 @@ func (r *stdinReader) stop() {
 		defer r.mu.Unlock()
 		r.closed = true
 		_ = r.cr.Close()
+		if r.own != nil {
+			_ = r.own.Close()
+		}
 	}()
 }
 
