@@ -29,6 +29,11 @@ func Main(args []string, stdin, stdout, stderr *os.File) int {
 	root.SetArgs(args)
 	err := root.Execute()
 	f.closeAll()
+	return exitStatus(err, stderr)
+}
+
+// exitStatus is a command's exit status, its error (if any) told on stderr, redacted.
+func exitStatus(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}

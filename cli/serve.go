@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,7 +23,6 @@ import (
 	"github.com/rangekeeper/rangekeeper/daemon/sockapi"
 	"github.com/rangekeeper/rangekeeper/daemon/sshd"
 	"github.com/rangekeeper/rangekeeper/internal/procs"
-	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/internal/strictmodes"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/tui"
@@ -240,17 +238,6 @@ func servedRunner(a *app.App, d *daemon.Daemon) sockapi.Runner {
 		root.SetErr(stderr)
 		err := root.ExecuteContext(action.WithIdentity(ctx, who))
 		ff.closeAll()
-		if err == nil {
-			return 0
-		}
-		var ee *exitError
-		if errors.As(err, &ee) {
-			if ee.msg != "" {
-				fmt.Fprintln(stderr, "rangekeeper:", redact.Message(ee.msg))
-			}
-			return ee.code
-		}
-		fmt.Fprintln(stderr, "rangekeeper:", redact.Message(err.Error()))
-		return 2
+		return exitStatus(err, stderr)
 	}
 }

@@ -29,18 +29,7 @@ func TestTeamWatchOverTwoSSHSessions(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildWorkbench(t)
 	project := "inspect-e2etw-i" + dockertest.RunID
-	dockertest.Project(t, project)
-	inner := project + "_inner"
-	if _, err := cli.NetworkCreate(ctx, inner, client.NetworkCreateOptions{Driver: "bridge", Internal: true, Labels: dockertest.Labels(map[string]string{
-		"com.docker.compose.project": project, "com.docker.compose.network": "inner"})}); err != nil {
-		t.Fatal(err)
-	}
-	dockertest.StartService(t, project, inner, dockertest.Image(t), dockertest.Service{Name: "default"})
-	egress := project + "-egress"
-	if _, err := cli.NetworkCreate(ctx, egress, client.NetworkCreateOptions{Driver: "bridge", Labels: dockertest.Labels(nil)}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), egress, client.NetworkRemoveOptions{}) })
+	egress := hardenedWithEgress(t, cli, project)
 
 	alice := newTeamOperator(t, dir, "alice", "operator")
 	bob := newTeamOperator(t, dir, "bob", "viewer")

@@ -25,18 +25,7 @@ func TestNetworkConnectAlertOnScreen(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildWorkbench(t)
 	project := "inspect-e2ew-i" + dockertest.RunID
-	dockertest.Project(t, project)
-	inner := project + "_inner"
-	if _, err := cli.NetworkCreate(ctx, inner, client.NetworkCreateOptions{Driver: "bridge", Internal: true, Labels: dockertest.Labels(map[string]string{
-		"com.docker.compose.project": project, "com.docker.compose.network": "inner"})}); err != nil {
-		t.Fatal(err)
-	}
-	dockertest.StartService(t, project, inner, dockertest.Image(t), dockertest.Service{Name: "default"})
-	egress := project + "-egress"
-	if _, err := cli.NetworkCreate(ctx, egress, client.NetworkCreateOptions{Driver: "bridge", Labels: dockertest.Labels(nil)}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), egress, client.NetworkRemoveOptions{}) })
+	egress := hardenedWithEgress(t, cli, project)
 
 	p := startWorkbench(t, tmux, "rk-e2ew-"+dockertest.RunID, bin, dir, 160, 40)
 	p.wait(project, 30*time.Second)
@@ -89,4 +78,25 @@ func TestNetworkConnectAlertOnScreen(t *testing.T) {
 	if !found {
 		t.Errorf("alerts -o json lacks the connect alert:\n%s", out)
 	}
+}
+
+// hardenedWithEgress starts project as a hardened sandbox, its agent (service default) on an
+// internal network only, and creates a routed network beside it that a test connects to the
+// agent; it returns that network's name. Both are removed when the test ends.
+func hardenedWithEgress(t *testing.T, cli *client.Client, project string) (egress string) {
+	t.Helper()
+	ctx := context.Background()
+	dockertest.Project(t, project)
+	inner := project + "_inner"
+	if _, err := cli.NetworkCreate(ctx, inner, client.NetworkCreateOptions{Driver: "bridge", Internal: true, Labels: dockertest.Labels(map[string]string{
+		"com.docker.compose.project": project, "com.docker.compose.network": "inner"})}); err != nil {
+		t.Fatal(err)
+	}
+	dockertest.StartService(t, project, inner, dockertest.Image(t), dockertest.Service{Name: "default"})
+	egress = project + "-egress"
+	if _, err := cli.NetworkCreate(ctx, egress, client.NetworkCreateOptions{Driver: "bridge", Labels: dockertest.Labels(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), egress, client.NetworkRemoveOptions{}) })
+	return egress
 }
