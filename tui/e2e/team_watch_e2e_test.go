@@ -92,7 +92,9 @@ func TestTeamWatchOverTwoSSHSessions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("timeline beside the daemon: %v", err)
 	}
-	var doc struct{ Entries []struct{ Source, Kind, Detail string } }
+	var doc struct {
+		Entries []struct{ Source, Kind, Detail string }
+	}
 	if err := json.Unmarshal(tl, &doc); err != nil {
 		t.Fatalf("timeline -o json: %v\n%s", err, tl)
 	}
