@@ -122,8 +122,9 @@ func agentEntries(w *inspectlive.Watcher, l inspectlive.Link) []state.TimelineEn
 	}
 	var out []state.TimelineEntry
 	actor := fmt.Sprintf("agent (sample %s/%d)", l.SampleID, l.Epoch)
+	member := fmt.Sprintf("sample %s/%d", l.SampleID, l.Epoch) // the member is not known: the sample is
 	for _, c := range w.Commands(l.Eval.Key, l.SampleID, l.Epoch) {
-		e := state.TimelineEntry{Time: c.Time, Source: timeline.SourceAgent, Kind: c.Action, Actor: actor, Detail: agentCmd(c.Cmd)}
+		e := state.TimelineEntry{Time: c.Time, Source: timeline.SourceAgent, Kind: c.Action, Member: member, Actor: actor, Detail: agentCmd(c.Cmd)}
 		switch {
 		case c.Pending:
 			e.Kind, e.Detail = "tool", c.Function+" "+e.Detail+" (in flight)"

@@ -164,7 +164,9 @@ func (m *Model) linkScreen(s screen.Screen) {
 	case *detail.Model:
 		if w != nil {
 			s.SetSampleSources(func(sb backends.Sandbox) detail.SampleData { return sampleOf(w, sb) },
-				func(l inspectlive.Link, seq int64) (string, bool) { return w.Output(l.Eval.Key, l.SampleID, l.Epoch, seq) })
+				func(l inspectlive.Link, seq int64) (string, bool) {
+					return w.Output(l.Eval.Key, l.SampleID, l.Epoch, seq)
+				})
 		}
 	case *timeline.Model:
 		s.SetMerge(func(id string) ([]state.TimelineEntry, error) {

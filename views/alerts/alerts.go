@@ -192,8 +192,8 @@ func (m *Model) View(c *screen.Context) string {
 	}
 	for i := m.offset; i < len(m.alerts) && i < m.offset+body; i++ {
 		a := m.alerts[i]
-		if call := m.agent[a.ID]; call != "" {
-			a.Summary += " ← " + call
+		if m.agent[a.ID] != "" { // short here: the evidence below names the call
+			a.Summary = "[agent] " + a.Summary
 		}
 		l := pad(Line(a, w), w)
 		switch {

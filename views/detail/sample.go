@@ -212,12 +212,12 @@ func (m *Model) sampleLines(c *screen.Context, w int, now time.Time) []string {
 
 // commandLine is one command: its time, exit (or in flight) and the command line.
 func commandLine(c inspectlive.Command) string {
-	exit := "      "
+	exit := ""
 	switch {
 	case c.Pending:
-		exit = "flight"
+		exit = "in flight"
 	case c.Exit != nil:
-		exit = fmt.Sprintf("exit %-2d", *c.Exit)
+		exit = fmt.Sprintf("exit %d", *c.Exit)
 	case c.Result != "":
 		exit = c.Result
 	}
@@ -225,7 +225,7 @@ func commandLine(c inspectlive.Command) string {
 	if c.Pending {
 		act = c.Function
 	}
-	line := fmt.Sprintf("%s  %-7s %-5s %s", c.Time.UTC().Format("15:04:05"), exit, act, oneLine(c.Cmd))
+	line := fmt.Sprintf("%s  %-9s %-5s %s", c.Time.UTC().Format("15:04:05"), exit, act, oneLine(c.Cmd))
 	if c.Reason != "" {
 		line += " (" + c.Reason + ")"
 	}
