@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"path"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -184,8 +185,35 @@ func (m *Model) linkScreen(s screen.Screen) {
 // sampleOf is a sandbox's link and its sample's state (memory; called in commands).
 func sampleOf(w *inspectlive.Watcher, sb backends.Sandbox) detail.SampleData {
 	d := detail.SampleData{Link: w.Link(sb)}
-	if d.Link.Linked() {
-		d.State, d.Known = w.Sample(d.Link.Eval.Key, d.Link.SampleID, d.Link.Epoch)
+	l := d.Link
+	if l.Linked() {
+		d.State, d.Known = w.Sample(l.Eval.Key, l.SampleID, l.Epoch)
+	}
+	if p := d.State.Pending; p != nil && strings.HasPrefix(p.Cmd, "attachment://") {
+		// A long tool call is condensed in the buffer: read it whole here (this is a command).
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if cmd, err := w.Resolve(ctx, l.Eval.Key, l.SampleID, l.Epoch, p.Cmd); err == nil {
+			whole := *p // the snapshot's own: shared with every reader, never modified
+			whole.Cmd = cmd
+			d.State.Pending = &whole
+		}
 	}
 	return d
+}
+
+// openOrphans is `:orphans [filter]`: the fleet narrowed to sandboxes whose Inspect eval process
+// is gone (`rangekeeper teardown --orphans` removes them; here they are marked, never acted on
+// in bulk).
+func openOrphans(m *Model, c *screen.Context, arg string) tea.Cmd {
+	if m.opts.Evals == nil {
+		c.SetStatus("orphans: no Inspect poller (the inspect section of the config)")
+		return nil
+	}
+	m.toRoot()
+	f := "link=orphaned"
+	if arg != "" {
+		f += " " + arg
+	}
+	return m.fleet.SetFilter(f)
 }

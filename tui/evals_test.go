@@ -185,3 +185,43 @@ func TestAgentAndAlertEntries(t *testing.T) {
 		t.Fatalf("alert entries: %+v", al)
 	}
 }
+
+// The program end to end: a pod labelled with a running sample's uuid shows its SAMPLE, filters
+// by sample=, opens a detail with the sample panel (output on demand) and a timeline with the
+// agent's commands; :orphans narrows to orphaned sandboxes (none here).
+func TestProgramShowsTheLinkedSample(t *testing.T) {
+	ew := newEvalWorld(t)
+	ew.sample("42", 1, "u42")
+	ew.event("42", 1, execEvent(-30, "bash --login -c 'nmap -sV 10.0.0.5'", 0, "22/tcp open ssh"))
+	ew.event("42", 1, pendingTool(-5, "cat /flag"))
+	ew.poll()
+	k := &fakeK8s{fakeBackend{name: "k8s:evals", kind: backends.KindKubernetes}}
+	sb := sandbox("k8s:evals", backends.KindKubernetes, "agent-env-ev1", "cybench", 1, time.Minute)
+	sb.Labels = map[string]string{"inspectSampleUUID": "u42"}
+	k.fleet = []backends.Sandbox{sb}
+	h := newHarness(t, harnessOpts{w: 140, h: 40, evals: ew.w, extra: []backends.Backend{k8sOnly{k}}})
+	f := h.waitText("=42/1")
+	if !strings.Contains(f, "EVAL") || !strings.Contains(rowOf(f, "agent-env-ev1"), "cybench") {
+		t.Errorf("the linked row:\n%s", f)
+	}
+	h.key(":")
+	h.typeText("filter sample=42")
+	h.key("enter")
+	h.waitText("1/5 sandboxes")
+	h.key("enter")
+	h.waitText("INSPECT SAMPLE  cybench  sample 42 epoch 1")
+	h.waitText("in flight: bash cat /flag")
+	h.key("enter")
+	h.waitText("22/tcp open ssh")
+	h.key("esc", ":")
+	h.typeText("timeline")
+	h.key("enter")
+	f = h.waitText("nmap -sV 10.0.0.5 → exit 0")
+	if !strings.Contains(f, "cat /flag (in flight)") {
+		t.Errorf("the pending tool call is not in the timeline:\n%s", f)
+	}
+	h.key("esc", ":")
+	h.typeText("orphans")
+	h.key("enter")
+	h.waitText("0/5 sandboxes")
+}

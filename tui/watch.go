@@ -186,6 +186,7 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 		m.watch.errs = append(m.watch.errs, msg.err.Error())
 	}
 	m.watch.banner = m.alertLine()
+	m.pokeEvals() // new exec alerts get the agent's command named at the next link refresh
 	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.read, false)}
 	for _, s := range m.stack {
 		if a, ok := s.(*alerts.Model); ok {

@@ -110,6 +110,18 @@ func (r *Row) sampleValues() []string {
 	return vs
 }
 
+// linkValues are what link= compares with: how sure the link is, and orphaned.
+func (r *Row) linkValues() []string {
+	l := r.Eval
+	if l == nil {
+		return nil
+	}
+	if l.Orphaned {
+		return []string{l.How, "orphaned"}
+	}
+	return []string{l.How}
+}
+
 // compareEval orders by the eval's task, unlinked rows last.
 func compareEval(a, b *Row) int {
 	if c := cmpLinked(a, b); c != 0 {

@@ -99,6 +99,10 @@ func TestLinkFilters(t *testing.T) {
 		{"eval=intercode_ctf", "~10/1 ?"},
 		{"eval!=cybench sample!=10", "? -"},
 		{"orphaned", "ORPHAN =2/1"},
+		{"link=orphaned", "ORPHAN =2/1"},
+		{"link=exact", "=42/1 ORPHAN =2/1"},
+		{"link!=guessed", "=42/1 ~7/2 ~10/1 ORPHAN =2/1 -"}, // an unlinked row has no link: != holds
+		{"link=trace", "~7/2"},
 		{"cybench", "=42/1 ~7/2 ORPHAN =2/1"},
 	} {
 		got := strings.Join(filtered(t, &m, tc.filter), " ")

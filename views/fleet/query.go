@@ -18,7 +18,8 @@ import (
 //	sev>=high       severity comparison (>=, >, <=, <, =), also members>=2
 //
 // eval is the linked Inspect eval's task; sample= matches the linked sample's id (sample=42)
-// or id/epoch (sample=42/1), and the backend's own sample hint.
+// or id/epoch (sample=42/1), and the backend's own sample hint; link= is how sure the link is
+// (exact, matched, trace, guessed) or orphaned.
 type Query struct {
 	Raw   string
 	terms []term
@@ -32,7 +33,7 @@ type term struct {
 	num   int
 }
 
-var fields = map[string]bool{"backend": true, "status": true, "task": true, "name": true, "eval": true, "sample": true, "endpoint": true, "sev": true, "members": true, "id": true}
+var fields = map[string]bool{"backend": true, "status": true, "task": true, "name": true, "eval": true, "sample": true, "link": true, "endpoint": true, "sev": true, "members": true, "id": true}
 
 // ParseQuery parses the filter mini-language; errors name the offending term.
 func ParseQuery(raw string) (Query, error) {
@@ -55,7 +56,7 @@ func parseTerm(tok string) (term, error) {
 		}
 		f := strings.ToLower(tok[:i])
 		if !fields[f] {
-			return term{}, fmt.Errorf("filter: unknown field %q in %q (fields: backend, status, task, name, eval, sample, endpoint, sev, members, id)", f, tok)
+			return term{}, fmt.Errorf("filter: unknown field %q in %q (fields: backend, status, task, name, eval, sample, link, endpoint, sev, members, id)", f, tok)
 		}
 		t := term{field: f, op: op, value: strings.ToLower(tok[i+len(op):])}
 		switch f {
@@ -111,6 +112,8 @@ func (t term) match(r *Row) bool {
 		return compare(len(r.SB.Members), t.num, t.op)
 	case "sample":
 		return t.matchAny(r.sampleValues())
+	case "link":
+		return t.matchAny(r.linkValues())
 	}
 	return t.matchOne(strings.ToLower(r.field(t.field)))
 }
