@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,26 @@ func TestProgramShowsTheLinkedSample(t *testing.T) {
 	h.typeText("orphans")
 	h.key("enter")
 	h.waitText("0/5 sandboxes")
+}
+
+// A long tool call in flight is condensed in the buffer: the sample panel's read (a command)
+// expands it, without changing the poller's shared snapshot.
+func TestSampleOfResolvesALongCallInFlight(t *testing.T) {
+	ew := newEvalWorld(t)
+	ew.sample("42", 1, "u42")
+	long := "python3 -c '" + strings.Repeat("x", 150) + "'"
+	ew.write(func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO attachments (sample_id, sample_epoch, hash, content) VALUES ('42', 1, 'h1', ?)`, long)
+		return err
+	})
+	ew.event("42", 1, pendingTool(-5, "attachment://h1"))
+	ew.poll()
+	sb := pod("agent-env-a", "u42")
+	d := sampleOf(ew.w, sb)
+	if d.State.Pending == nil || d.State.Pending.Cmd != long {
+		t.Fatalf("pending %+v", d.State.Pending)
+	}
+	if s, _ := ew.w.Sample(d.Link.Eval.Key, "42", 1); s.Pending.Cmd != "attachment://h1" {
+		t.Errorf("the shared snapshot was modified: %q", s.Pending.Cmd)
+	}
 }
