@@ -79,11 +79,25 @@ func (r *Row) withEval(l *EvalLink) *Row {
 	return &nr
 }
 
-// attach sets a row's link before the row is shared (a fresh row entering the store).
+// attach sets a row's link before the row is shared (a fresh row entering the store). The
+// link's cells are laid out here, once per link change, often off the UI goroutine: a frame
+// then costs what it did without links.
 func (r *Row) attach(l *EvalLink) {
 	r.Eval = l
 	r.search = searchText(r)
+	r.cells = nil
+	if l != nil {
+		task := l.Task
+		if task == "" {
+			task = "-"
+		}
+		r.cells = &linkCells{evalNarrow: cell(task, evalNarrow), evalWide: cell(task, evalWide),
+			sampleNarrow: cell(l.cell(sampleNarrow), sampleNarrow), sampleWide: cell(l.cell(sampleWide), sampleWide)}
+	}
 }
+
+// linkCells are a linked row's EVAL and SAMPLE cells at both layouts' widths.
+type linkCells struct{ evalNarrow, evalWide, sampleNarrow, sampleWide string }
 
 func searchText(r *Row) string {
 	sb := r.SB
@@ -264,20 +278,27 @@ func (s *Store) linkFresh(r *Row) {
 }
 
 // appendLinkCells adds the EVAL and SAMPLE cells the layout shows ("-" for an unlinked row).
-func appendLinkCells(cols []string, l *EvalLink, lay layout) []string {
+func appendLinkCells(cols []string, r *Row, lay layout) []string {
+	c := r.cells
 	if lay.eval > 0 {
-		task := "-"
-		if l != nil && l.Task != "" {
-			task = l.Task
+		switch {
+		case c == nil:
+			cols = append(cols, cell("-", lay.eval))
+		case lay.eval == evalWide:
+			cols = append(cols, c.evalWide)
+		default:
+			cols = append(cols, c.evalNarrow)
 		}
-		cols = append(cols, cell(task, lay.eval))
 	}
 	if lay.sample > 0 {
-		s := "-"
-		if l != nil {
-			s = l.cell(lay.sample)
+		switch {
+		case c == nil:
+			cols = append(cols, cell("-", lay.sample))
+		case lay.sample == sampleWide:
+			cols = append(cols, c.sampleWide)
+		default:
+			cols = append(cols, c.sampleNarrow)
 		}
-		cols = append(cols, cell(s, lay.sample))
 	}
 	return cols
 }

@@ -321,7 +321,7 @@ func (m *Model) buildRowLine(k lineKey, l layout) string {
 	}
 	cols := make([]string, 0, 8)
 	cols = append(cols, cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task))
-	cols = appendLinkCells(cols, r.Eval, l)
+	cols = appendLinkCells(cols, r, l)
 	at := len(cols)
 	cols = append(cols, cell(status, l.status), cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(k.age, l.age))
 	if width(status) > l.status {

@@ -12,8 +12,9 @@ type Row struct {
 	Backend string // supervising backend's name ("docker:default")
 	Stale   bool   // from the cache, or the backend is unreachable
 	Sev     catalog.Severity
-	Eval    *EvalLink // the Inspect sample it serves (evals.go); nil: not linked
-	search  string    // lower-cased text the free-text filter searches
+	Eval    *EvalLink  // the Inspect sample it serves (evals.go); nil: not linked
+	cells   *linkCells // Eval's cells, laid out when it was attached
+	search  string     // lower-cased text the free-text filter searches
 	// findings reads SB's findings when the cache left them encoded (cachedRow); nil otherwise.
 	findings func() []backends.Finding
 }
