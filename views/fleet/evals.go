@@ -219,9 +219,6 @@ func (m *Model) ApplyLinks(u LinkUpdate) tea.Cmd {
 	return nil
 }
 
-// Links are the links installed last (read-only: the program hands them to its commands).
-func (m *Model) Links() map[string]*EvalLink { return m.store.links }
-
 // Rows are every row, in no order, for a computation off the UI goroutine (rows are immutable).
 func (m *Model) Rows() []*Row { return m.store.Snapshot(Query{}, Order{}).Rows }
 
@@ -280,6 +277,11 @@ func (s *Store) linkFresh(r *Row) {
 // appendLinkCells adds the EVAL and SAMPLE cells the layout shows ("-" for an unlinked row).
 func appendLinkCells(cols []string, r *Row, lay layout) []string {
 	c := r.cells
+	if c == nil && r.Eval != nil { // a row linked by hand rather than through attach
+		nr := *r
+		nr.attach(r.Eval)
+		c = nr.cells
+	}
 	if lay.eval > 0 {
 		switch {
 		case c == nil:
