@@ -93,6 +93,7 @@ type Model struct {
 	lastError string
 
 	watch watchState // the containment watch's alerts and quarantines (watch.go)
+	evals evalsState // Inspect's samples linked to the rows (evals.go)
 	clk   clock      // clock.go
 }
 
@@ -156,6 +157,7 @@ func New(opts Options) *Model {
 	}
 	m.stack = []screen.Screen{m.fleet}
 	m.initWatch()
+	m.initEvals()
 	m.cmd.OnSubmit = m.runCommandLine
 	m.teamInit()
 	m.guard()
@@ -178,6 +180,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, waitUpdates(m.ctx, m.opts.Supervisor))
 	}
 	cmds = append(cmds, m.watchCmds()...)
+	cmds = append(cmds, m.evalsCmds()...)
 	if m.opts.Theme == "" || m.opts.Theme == "auto" {
 		cmds = append(cmds, tea.RequestBackgroundColor,
 			tea.Tick(m.opts.BackgroundWait, func(time.Time) tea.Msg { return bgTimeoutMsg{} }))
@@ -238,6 +241,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.refreshProgress()
 		return m, tea.Batch(m.maybeSaveCache(time.Time(msg)), m.broadcast(screen.Tick(msg)))
 	case fleet.UpdatesMsg:
+		m.pokeEvals() // a new or changed sandbox needs its link
 		if m.opts.Team.Shared {
 			return m, m.broadcast(msg)
 		}
@@ -248,6 +252,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onWatch(msg)
 	case alertAckedMsg:
 		return m, m.onAcked(msg)
+	case evalsWakeMsg:
+		return m, m.onEvalsWake()
+	case linksMsg:
+		return m, m.onLinks(msg)
 	}
 	if cmd, ok := m.handleResult(msg); ok {
 		return m, cmd
@@ -295,6 +303,7 @@ func (m *Model) push(s screen.Screen) tea.Cmd {
 		m.pop()
 	}
 	m.stack = append(m.stack, s)
+	m.linkScreen(s) // evals.go: the sample panel, the agent's commands
 	if o, ok := s.(screen.Opener); ok {
 		c := m.context()
 		return tea.Batch(o.Open(c), m.apply(c))

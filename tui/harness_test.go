@@ -16,6 +16,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/action"
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
+	"github.com/rangekeeper/rangekeeper/inspectlive"
 	"github.com/rangekeeper/rangekeeper/internal/goldentest"
 	"github.com/rangekeeper/rangekeeper/internal/tuitest"
 	"github.com/rangekeeper/rangekeeper/probe"
@@ -239,6 +240,7 @@ type harnessOpts struct {
 	// verify, when set, builds the author's verify runner over the harness's layer and state.
 	verify func(layer *action.Layer, db *state.DB) func(context.Context, verify.Options) verify.Result
 	watch  bool // run the containment watch over the supervisor and state file
+	evals  *inspectlive.Watcher
 	team   TeamOptions
 }
 
@@ -277,7 +279,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	m := New(Options{Supervisor: sup, Actions: layer, State: db, Keys: o.keys, NoColor: o.theme == "", ReadOnly: o.readOnly, Theme: o.theme,
 		Now: func() time.Time { return t0 }, Tick: tick, StatsEvery: time.Hour, BackgroundWait: 20 * time.Millisecond, Verify: run,
-		Watch: startWatch(t, o.watch, ctx, sup, db), Team: o.team})
+		Watch: startWatch(t, o.watch, ctx, sup, db), Team: o.team, Evals: o.evals})
 	fm := &tuitest.Recorder{Model: m}
 	topts := []teatest.TestOption{teatest.WithInitialTermSize(o.w, o.h)}
 	if o.fps > 0 {

@@ -99,6 +99,8 @@ var registry = []entry{
 	{verbs: cmdline.Verb{"shell", "sh"}, run: openShellVerb},
 	// Containment watch (issue 16; watch.go).
 	{verbs: cmdline.Verb{"alerts", "alert"}, proto: (*alerts.Model)(nil), run: openAlerts},
+	// Inspect's live evals (evals.go): the sandboxes whose eval process is gone.
+	{verbs: cmdline.Verb{"orphans"}, run: openOrphans},
 }
 
 // registryKeys are the global bindings that open registered screens.

@@ -88,6 +88,9 @@ func (m *Model) alertLine() string {
 	}
 	a := m.watch.open[n-1]
 	s := fmt.Sprintf("ALERT %s %s: %s", strings.ToUpper(a.Severity.String()), backends.ShortName(a.SandboxID), a.Summary)
+	if call := m.evals.agent[a.ID]; call != "" {
+		s += " ← " + call
+	}
 	if n > 1 {
 		s = fmt.Sprintf("%d open alerts; newest: %s", n, s)
 	}
@@ -183,6 +186,7 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 		m.watch.errs = append(m.watch.errs, msg.err.Error())
 	}
 	m.watch.banner = m.alertLine()
+	m.pokeEvals() // new exec alerts get the agent's command named at the next link refresh
 	cmds := []tea.Cmd{waitWatch(m.ctx, m.opts.Watch, m.opts.State, m.watch.read, false)}
 	for _, s := range m.stack {
 		if a, ok := s.(*alerts.Model); ok {
@@ -195,12 +199,13 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 // openAlerts pushes the alerts screen.
 func openAlerts(m *Model, c *screen.Context, _ string) tea.Cmd {
 	db, w := m.opts.State, m.opts.Watch
+	evals, set := m.opts.Evals, &m.evals.set
 	load := func() tea.Msg {
 		if db == nil {
 			return alerts.Loaded{Err: fmt.Errorf("no state file: alerts are unavailable")}
 		}
 		as, err := db.Alerts(state.AlertQuery{})
-		return alerts.Loaded{Alerts: as, Err: err}
+		return alerts.Loaded{Alerts: as, Err: err, Agent: nameAlerts(evals, set.Load().links, as)}
 	}
 	who, authorize := m.identity(), watch.Authorizer(m.opts.Team.AuthorizeAck)
 	ack := func(id uint64) tea.Cmd {

@@ -21,6 +21,9 @@ import (
 type Loaded struct {
 	Alerts []state.Alert
 	Err    error
+	// Agent names the Inspect agent's command behind an exec alert (by alert ID), when the
+	// sandbox is linked to a sample and the times and program match.
+	Agent map[uint64]string
 }
 
 // Model lists alerts newest first.
@@ -29,6 +32,7 @@ type Model struct {
 	Load   func() tea.Msg
 	Ack    func(id uint64) tea.Cmd
 	alerts []state.Alert
+	agent  map[uint64]string
 	err    string
 	cursor int
 	offset int
@@ -82,6 +86,7 @@ func (m *Model) Update(c *screen.Context, msg tea.Msg) tea.Cmd {
 		if a, ok := m.Selected(); ok {
 			id = a.ID
 		}
+		m.agent = msg.Agent
 		m.alerts = make([]state.Alert, len(msg.Alerts))
 		for i, a := range msg.Alerts {
 			m.alerts[len(msg.Alerts)-1-i] = a
@@ -122,7 +127,10 @@ func Line(a state.Alert, w int) string {
 }
 
 // Evidence spells out one alert: what it was, what it is, the event and its cause.
-func Evidence(a state.Alert) []string {
+func Evidence(a state.Alert) []string { return agentEvidence(a, "") }
+
+// agentEvidence is Evidence with the agent's command that caused it ("" when unknown).
+func agentEvidence(a state.Alert, agent string) []string {
 	out := []string{fmt.Sprintf("#%d %s on %s %s", a.ID, a.Summary, a.SandboxID, a.Member)}
 	if a.Before != "" || a.After != "" {
 		out = append(out, "before: "+orDash(a.Before), "after:  "+orDash(a.After))
@@ -136,6 +144,9 @@ func Evidence(a state.Alert) []string {
 		cause = "not reported by the backend"
 	}
 	out = append(out, "cause:  "+cause)
+	if agent != "" {
+		out = append(out, "agent:  "+agent)
+	}
 	hook := a.Hook
 	if hook == "" {
 		hook = "-"
@@ -181,6 +192,9 @@ func (m *Model) View(c *screen.Context) string {
 	}
 	for i := m.offset; i < len(m.alerts) && i < m.offset+body; i++ {
 		a := m.alerts[i]
+		if m.agent[a.ID] != "" { // short here: the evidence below names the call
+			a.Summary = "[agent] " + a.Summary
+		}
 		l := pad(Line(a, w), w)
 		switch {
 		case i == m.cursor:
@@ -198,7 +212,7 @@ func (m *Model) View(c *screen.Context) string {
 	lines = lines[:h-2-evidence]
 	var ev []string
 	if a, ok := m.Selected(); ok {
-		ev = Evidence(a)
+		ev = agentEvidence(a, m.agent[a.ID])
 	}
 	for i := 0; i < evidence; i++ {
 		s := ""

@@ -74,3 +74,22 @@ func TestAckKeyAndSelection(t *testing.T) {
 		t.Errorf("second ack: acked %v, ops %+v", acked, ops)
 	}
 }
+
+// An exec alert the program tied to the Inspect agent's command names it in the list and in the
+// evidence; an alert without one is shown as before.
+func TestAgentCallNamed(t *testing.T) {
+	m := New(nil, nil)
+	c := ctx(140, 24)
+	call := `agent's exec "nmap -sV 10.0.0.5" (ran, sample 42/1)`
+	m.Update(c, Loaded{Alerts: sample(), Agent: map[uint64]string{1: call}})
+	m.Update(c, tuitest.Key("j")) // the exec alert (older, second in the list)
+	v := m.View(c)
+	goldentest.Assert(t, "alerts-agent-140x24", v)
+	if !strings.Contains(v, "agent:  "+call) || !strings.Contains(v, "exec  docker:default/inspect-~ [agent] exec sh") {
+		t.Errorf("the agent's call is not named:\n%s", v)
+	}
+	m.Update(c, tuitest.Key("k"))
+	if v := m.View(c); strings.Contains(v, "agent:  ") {
+		t.Errorf("the drift alert claims an agent's call:\n%s", v)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/inspectlive"
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
@@ -56,6 +57,12 @@ type Sources struct {
 	// Gone reports that the sandbox no longer exists on its (connected) backend: its snapshots
 	// are orphans (nil: never).
 	Gone func(id string) bool
+	// Sample reads the Inspect sample the sandbox serves (sample.go), in a command; nil: no
+	// Inspect poller, no panel.
+	Sample func(sb backends.Sandbox) SampleData
+	// Output reads one of the sample's commands' output from its buffer: a file read, run
+	// only in a command when the operator asks.
+	Output func(l inspectlive.Link, seq int64) (string, bool)
 }
 
 // Load reads the sandbox's records. It does I/O: call it from a command.

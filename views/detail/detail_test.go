@@ -89,7 +89,7 @@ func TestSamplingEndsWhenTheScreenCloses(t *testing.T) {
 	if m.Update(c, open) == nil {
 		t.Fatal("an open screen stopped sampling")
 	}
-	sample := m.sample()
+	sample := m.sampleStats()
 	got := make(chan tea.Msg, 1)
 	go func() { got <- sample() }()
 	ctx := <-inFlight

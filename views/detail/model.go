@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rangekeeper/rangekeeper/backends"
+	"github.com/rangekeeper/rangekeeper/inspectlive"
 	"github.com/rangekeeper/rangekeeper/internal/redact"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 	"github.com/rangekeeper/rangekeeper/state"
@@ -31,6 +32,10 @@ type Model struct {
 	cpu, mem map[string]*Ring
 	limit    map[string]uint64
 	offset   int
+
+	sample       SampleData // the Inspect sample panel (sample.go)
+	sampleLoaded bool
+	output       sampleOutput
 
 	// The resource sampling loop is the screen's own subscription: it runs while the screen is
 	// on the stack and ends when it is closed (stop cancels a sample in flight).
@@ -56,11 +61,16 @@ type statsMsg struct {
 
 type statsTickMsg struct{ to *Model }
 
+// SetSampleSources installs the Inspect sample panel's readers (before the screen opens).
+func (m *Model) SetSampleSources(sample func(backends.Sandbox) SampleData, output func(inspectlive.Link, int64) (string, bool)) {
+	m.src.Sample, m.src.Output = sample, output
+}
+
 // Open loads the records and starts sampling resource use.
 func (m *Model) Open(c *screen.Context) tea.Cmd {
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	m.follow()
-	return tea.Batch(m.Refresh(c), m.sample())
+	return tea.Batch(m.Refresh(c), m.sampleStats(), m.loadSample())
 }
 
 // Close ends the sampling loop.
@@ -76,9 +86,9 @@ func (m *Model) Refresh(*screen.Context) tea.Cmd {
 	return func() tea.Msg { return dataMsg{to: m, data: Load(src, sb)} }
 }
 
-// sample reads resource use once, when the backend can; the result schedules the next sample
+// sampleStats reads resource use once, when the backend can; the result schedules the next sample
 // while the screen is open.
-func (m *Model) sample() tea.Cmd {
+func (m *Model) sampleStats() tea.Cmd {
 	if m.src.Stats == nil || m.src.StatsEvery < 0 {
 		return nil
 	}
@@ -109,7 +119,7 @@ func (m *Model) follow() {
 // Bindings: scrolling, and the sandbox actions the program runs on this sandbox.
 func (m *Model) Bindings() []keymap.Name {
 	return []keymap.Name{keymap.Up, keymap.Down, keymap.Top, keymap.Bottom, keymap.PageUp, keymap.PageDown,
-		keymap.Snapshot, keymap.Revert, keymap.Teardown, keymap.Reset, keymap.Probe, keymap.Copy,
+		keymap.Open, keymap.Snapshot, keymap.Revert, keymap.Teardown, keymap.Reset, keymap.Probe, keymap.Copy,
 		keymap.Shell}
 }
 
@@ -138,11 +148,24 @@ func (m *Model) Update(c *screen.Context, msg tea.Msg) tea.Cmd {
 		return tea.Tick(m.src.StatsEvery, func(time.Time) tea.Msg { return statsTickMsg{to: m} })
 	case statsTickMsg:
 		if msg.to == m && m.ctx.Err() == nil {
-			return m.sample()
+			return m.sampleStats()
 		}
+	case sampleMsg:
+		if msg.to == m {
+			m.sample, m.sampleLoaded = msg.data, true
+		}
+	case outputMsg:
+		if msg.to == m && msg.seq == m.output.seq {
+			m.output.text, m.output.ok, m.output.loading = msg.text, msg.ok, false
+		}
+	case SampleChanged:
+		return m.loadSample()
 	case screen.Tick:
 		m.follow()
 	case tea.KeyPressMsg:
+		if c.Keys.Is(msg, keymap.Open) && m.src.Output != nil {
+			return m.nextOutput(c)
+		}
 		m.Scroll(c.Keys, msg, max(1, c.Height-4))
 	default:
 		m.follow() // backend events: the program's store has the newest row
@@ -222,6 +245,7 @@ func (m *Model) lines(c *screen.Context, w int, now time.Time) []string {
 			title += "  " + mk
 		}
 	}
+	title += m.sampleTitle()
 	out := []string{th.Title.Render(ansi.Truncate(title, w, "~")), th.Dim.Render(ansi.Truncate(sb.ID, w, "~"))}
 	if m.Stale != "" {
 		out = append(out, th.Err.Render("backend unreachable: "+m.Stale))
@@ -249,6 +273,7 @@ func (m *Model) lines(c *screen.Context, w int, now time.Time) []string {
 		}
 		out = append(out, fmt.Sprintf("%s: %s", redact.Cell(kv.Key), v))
 	}
+	out = append(out, m.sampleLines(c, w, now)...)
 
 	out = append(out, "", th.Header.Render(fmt.Sprintf("MEMBERS (%d)", len(sb.Members))))
 	spark := 16

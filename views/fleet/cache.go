@@ -112,7 +112,7 @@ func (m *Model) LoadPrepared(c PreparedCache) {
 // (false, store unchanged) a cache that holds one ID twice, which only the general path
 // reconciles.
 func (s *Store) loadSorted(c PreparedCache) bool {
-	if c.byID == nil {
+	if c.byID == nil || s.anyLinks { // links arrived first: the general path attaches them
 		return false
 	}
 	s.rows = c.byBackend

@@ -12,6 +12,8 @@ const (
 	ColBackend Column = iota
 	ColName
 	ColTask
+	ColEval   // the linked Inspect eval's task (evals.go)
+	ColSample // the linked sample, with how sure the link is
 	ColStatus
 	ColMembers
 	ColAge
@@ -19,7 +21,7 @@ const (
 	numColumns
 )
 
-var columnNames = [...]string{"BACKEND", "SANDBOX", "TASK", "STATUS", "MEMBERS", "AGE", "SEV"}
+var columnNames = [...]string{"BACKEND", "SANDBOX", "TASK", "EVAL", "SAMPLE", "STATUS", "MEMBERS", "AGE", "SEV"}
 
 func (c Column) String() string { return columnNames[c] }
 
@@ -92,6 +94,10 @@ func (o Order) compareCol(a, b *Row) int {
 		return strings.Compare(a.SB.Name, b.SB.Name)
 	case ColTask:
 		return strings.Compare(a.SB.Task, b.SB.Task)
+	case ColEval:
+		return compareEval(a, b)
+	case ColSample:
+		return compareSample(a, b)
 	case ColStatus:
 		return strings.Compare(string(a.SB.Status), string(b.SB.Status))
 	case ColMembers:

@@ -12,10 +12,14 @@ import (
 //
 //	text            name, task, backend, status or endpoint contains text (case-insensitive)
 //	!text           none of them contains text
-//	field=value     field equals value        (backend, status, task, name, sample, endpoint, sev)
+//	field=value     field equals value        (backend, status, task, name, eval, sample, endpoint, sev)
 //	field!=value    field differs
 //	field~value     field contains value
 //	sev>=high       severity comparison (>=, >, <=, <, =), also members>=2
+//
+// eval is the linked Inspect eval's task; sample= matches the linked sample's id (sample=42)
+// or id/epoch (sample=42/1), and the backend's own sample hint; link= is how sure the link is
+// (exact, matched, trace, guessed) or orphaned.
 type Query struct {
 	Raw   string
 	terms []term
@@ -29,7 +33,7 @@ type term struct {
 	num   int
 }
 
-var fields = map[string]bool{"backend": true, "status": true, "task": true, "name": true, "sample": true, "endpoint": true, "sev": true, "members": true, "id": true}
+var fields = map[string]bool{"backend": true, "status": true, "task": true, "name": true, "eval": true, "sample": true, "link": true, "endpoint": true, "sev": true, "members": true, "id": true}
 
 // ParseQuery parses the filter mini-language; errors name the offending term.
 func ParseQuery(raw string) (Query, error) {
@@ -52,7 +56,7 @@ func parseTerm(tok string) (term, error) {
 		}
 		f := strings.ToLower(tok[:i])
 		if !fields[f] {
-			return term{}, fmt.Errorf("filter: unknown field %q in %q (fields: backend, status, task, name, sample, endpoint, sev, members, id)", f, tok)
+			return term{}, fmt.Errorf("filter: unknown field %q in %q (fields: backend, status, task, name, eval, sample, link, endpoint, sev, members, id)", f, tok)
 		}
 		t := term{field: f, op: op, value: strings.ToLower(tok[i+len(op):])}
 		switch f {
@@ -106,8 +110,34 @@ func (t term) match(r *Row) bool {
 		return compare(int(r.Sev), int(t.sev), t.op)
 	case "members":
 		return compare(len(r.SB.Members), t.num, t.op)
+	case "sample":
+		return t.matchAny(r.sampleValues())
+	case "link":
+		return t.matchAny(r.linkValues())
 	}
-	v := strings.ToLower(r.field(t.field))
+	return t.matchOne(strings.ToLower(r.field(t.field)))
+}
+
+// matchAny is a term over a field with several values: = and ~ hold when one value does, !=
+// when none equals.
+func (t term) matchAny(vs []string) bool {
+	if t.op == "!=" {
+		for _, v := range vs {
+			if strings.ToLower(v) == t.value {
+				return false
+			}
+		}
+		return true
+	}
+	for _, v := range vs {
+		if t.matchOne(strings.ToLower(v)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t term) matchOne(v string) bool {
 	switch t.op {
 	case "=":
 		return v == t.value

@@ -96,6 +96,11 @@ func resetRows(backend string, sbs []backends.Sandbox) map[string]*Row {
 // change marks (that loop alone was 10 ms at 25,000 rows).
 func (s *Store) replaceBackend(backend string, fresh map[string]*Row) (needCompute bool) {
 	old := s.rows[backend]
+	if s.anyLinks { // the reset's rows are not shared yet: they take their links in place
+		for _, r := range fresh {
+			s.linkFresh(r)
+		}
+	}
 	s.rows[backend] = fresh
 	var moved []string // IDs another backend held
 	for b, rows := range s.rows {

@@ -22,16 +22,43 @@ const (
 	MinHeight = 12
 )
 
-// layout holds column widths for one terminal width.
-type layout struct{ backend, name, task, status, members, age, sev int }
+// layout holds column widths for one terminal width; eval and sample are 0 when not shown.
+type layout struct{ backend, name, task, eval, sample, status, members, age, sev int }
 
-func layoutFor(w int) layout {
+// The link columns' widths, and the narrowest sandbox name each layout keeps: EVAL and SAMPLE
+// give way first, EVAL before SAMPLE, so the name never shrinks below what it had without them.
+const (
+	evalNarrow, evalWide     = 10, 14
+	sampleNarrow, sampleWide = 10, 14
+	nameWithLinks            = 16
+	nameWithSample           = 14
+)
+
+// layoutFor lays out width w; links says whether any row is linked to an Inspect sample (no
+// link columns otherwise: a range without Inspect keeps its table as it was).
+func layoutFor(w int, links bool) layout {
 	l := layout{backend: 8, task: 13, status: 8, members: 7, age: 5, sev: 8}
+	ew, sw := evalNarrow, sampleNarrow
 	if w >= 110 {
 		l.task = 22
 		l.backend = 14
+		ew, sw = evalWide, sampleWide
 	}
 	fixed := 2 + l.backend + l.task + l.status + l.members + l.age + l.sev + 6
+	if links {
+		// With EVAL shown, TASK (the backend's hint, usually the same task) gives up its
+		// wide room first.
+		slim := fixed - l.task + min(l.task, 13)
+		switch rest := w - fixed; {
+		case w-slim-(ew+1)-(sw+1) >= nameWithLinks:
+			l.task = min(l.task, 13)
+			l.eval, l.sample = ew, sw
+			fixed = slim + ew + sw + 2
+		case rest-(sw+1) >= nameWithSample:
+			l.sample = sw
+			fixed += sw + 1
+		}
+	}
 	l.name = max(w-fixed, 8)
 	return l
 }
@@ -84,7 +111,7 @@ func (m *Model) render() string {
 	b.WriteByte('\n')
 	b.WriteString(m.healthLine(w))
 	b.WriteByte('\n')
-	l := layoutFor(w)
+	l := layoutFor(w, m.store.anyLinks)
 	b.WriteString(m.Theme.Header.Render(cell(m.headerText(l), w)))
 	b.WriteByte('\n')
 	lines := m.tableLines(l, w, m.tableHeight())
@@ -179,10 +206,16 @@ func (m *Model) headerText(l layout) string {
 		}
 		return cell(s, w)
 	}
-	return "  " + strings.Join([]string{
-		name(ColBackend, l.backend), name(ColName, l.name), name(ColTask, l.task), name(ColStatus, l.status),
-		name(ColMembers, l.members), name(ColAge, l.age), name(ColSev, l.sev),
-	}, " ")
+	cols := make([]string, 0, numColumns)
+	cols = append(cols, name(ColBackend, l.backend), name(ColName, l.name), name(ColTask, l.task))
+	if l.eval > 0 {
+		cols = append(cols, name(ColEval, l.eval))
+	}
+	if l.sample > 0 {
+		cols = append(cols, name(ColSample, l.sample))
+	}
+	cols = append(cols, name(ColStatus, l.status), name(ColMembers, l.members), name(ColAge, l.age), name(ColSev, l.sev))
+	return "  " + strings.Join(cols, " ")
 }
 
 // tableLines renders at most n lines starting at the scroll offset.
@@ -286,12 +319,15 @@ func (m *Model) buildRowLine(k lineKey, l layout) string {
 	if k.activity != "" {
 		status = k.activity // the action name fits the column: snapshot, revert, teardown, probe
 	}
-	cols := []string{cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task), cell(status, l.status),
-		cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(k.age, l.age)}
+	cols := make([]string, 0, 8)
+	cols = append(cols, cell(backend, l.backend), cell(name, l.name), cell(r.SB.Task, l.task))
+	cols = appendLinkCells(cols, r, l)
+	at := len(cols)
+	cols = append(cols, cell(status, l.status), cell(fmt.Sprintf("%d/%d", running, len(r.SB.Members)), l.members), cell(k.age, l.age))
 	if width(status) > l.status {
 		// Who runs it, in team mode ("reverting · alice"): the activity takes the members and
 		// age cells too while it runs, so it is read whole and the columns stay where they are.
-		cols = append(cols[:3], cell(status, l.status+1+l.members+1+l.age))
+		cols = append(cols[:at], cell(status, l.status+1+l.members+1+l.age))
 	}
 	text := mark + strings.Join(cols, " ") + " "
 	p := m.paints()
@@ -339,7 +375,7 @@ func (m *Model) statusLine(w int) string {
 		return m.Theme.Err.Render(cell(r.Backend+" unreachable, rows greyed: "+trimErr(m.stale[r.Backend]), w))
 	}
 	if r := m.Selected(); r != nil {
-		return m.Theme.Dim.Render(cell(r.SB.ID, w))
+		return m.Theme.Dim.Render(cell(r.SB.ID+linkNote(r.Eval), w))
 	}
 	return strings.Repeat(" ", w)
 }

@@ -1,8 +1,6 @@
 package fleet
 
 import (
-	"strings"
-
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/spec/catalog"
 )
@@ -14,7 +12,9 @@ type Row struct {
 	Backend string // supervising backend's name ("docker:default")
 	Stale   bool   // from the cache, or the backend is unreachable
 	Sev     catalog.Severity
-	search  string // lower-cased text the free-text filter searches
+	Eval    *EvalLink  // the Inspect sample it serves (evals.go); nil: not linked
+	cells   *linkCells // Eval's cells, laid out when it was attached
+	search  string     // lower-cased text the free-text filter searches
 	// findings reads SB's findings when the cache left them encoded (cachedRow); nil otherwise.
 	findings func() []backends.Finding
 }
@@ -31,7 +31,7 @@ func (r *Row) Sandbox() backends.Sandbox {
 // NewRow precomputes what filtering and sorting need.
 func NewRow(backend string, sb backends.Sandbox, stale bool) *Row {
 	r := &Row{SB: sb, Backend: backend, Stale: stale, Sev: sb.WorstSeverity()}
-	r.search = strings.ToLower(strings.Join([]string{sb.Name, sb.Task, string(sb.Backend), string(sb.Status), sb.Endpoint, sb.Sample}, "\x00"))
+	r.search = searchText(r)
 	return r
 }
 
@@ -45,8 +45,11 @@ func (r *Row) field(name string) string {
 		return r.SB.Task
 	case "name":
 		return r.SB.Name
-	case "sample":
-		return r.SB.Sample
+	case "eval":
+		if r.Eval != nil {
+			return r.Eval.Task
+		}
+		return ""
 	case "endpoint":
 		return r.SB.Endpoint
 	case "id":

@@ -25,6 +25,9 @@ type Store struct {
 	changed map[string]uint64 // id → version of its last change (for reconciling async results)
 	groups  []groupStart      // computed lazily when grouping
 	gdirty  bool
+
+	links    map[string]*EvalLink // sandbox ID → its Inspect sample (evals.go); replaced whole
+	anyLinks bool
 }
 
 type groupStart struct {
@@ -103,6 +106,9 @@ func (s *Store) backendRows(backend string) map[string]*Row {
 
 // set stores r as its ID's row, under r's backend only.
 func (s *Store) set(r *Row) {
+	if s.anyLinks {
+		s.linkFresh(r)
+	}
 	for b, rows := range s.rows {
 		if b != r.Backend {
 			delete(rows, r.SB.ID)

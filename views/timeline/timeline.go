@@ -29,6 +29,7 @@ var Reload = 2 * time.Second
 type Model struct {
 	ID, Name string
 	src      Source
+	merge    Merge // merge.go
 	all      []state.TimelineEntry
 	shown    []state.TimelineEntry
 	err      string
@@ -65,9 +66,14 @@ func (m *Model) load() tea.Cmd {
 	if m.src == nil {
 		return nil
 	}
-	src, id := m.src, m.ID
+	src, id, merge := m.src, m.ID, m.merge
 	return func() tea.Msg {
 		es, err := src.Timeline(state.TimelineQuery{SandboxID: id, Limit: 5000})
+		if merge != nil && err == nil {
+			var extra []state.TimelineEntry
+			extra, err = merge(id)
+			es = merged(es, extra)
+		}
 		return loadedMsg{id: id, entries: es, err: err}
 	}
 }
@@ -195,6 +201,10 @@ func (m *Model) View(c *screen.Context) string {
 			l = th.Warn.Render(l)
 		case e.Source == state.SourceJournal:
 			l = th.OK.Render(l)
+		case e.Source == SourceAlert:
+			l = th.Err.Render(l)
+		case e.Source == SourceAgent:
+			l = th.Key.Render(l) // the agent's own: told apart from what the engine saw
 		}
 		lines = append(lines, l)
 	}
