@@ -31,7 +31,8 @@ func (w *Watcher) Link(sb sandbox.Sandbox, execs ...string) Link {
 	return w.snap.Load().link(sb, execs)
 }
 
-// Sample is one sample's state.
+// Sample is one sample's state, a copy the caller may keep and change: the published snapshot's
+// slices are shared by every reader.
 func (w *Watcher) Sample(key EvalKey, id string, epoch int) (SampleState, bool) {
 	sn := w.snap.Load()
 	i, ok := sn.byKey[key]
@@ -40,7 +41,7 @@ func (w *Watcher) Sample(key EvalKey, id string, epoch int) (SampleState, bool) 
 	}
 	for _, s := range sn.evals[i].Samples {
 		if s.ID == id && s.Epoch == epoch {
-			return s, true
+			return s.Clone(), true
 		}
 	}
 	return SampleState{}, false
