@@ -220,7 +220,7 @@ func (m *Model) sortBy(arg string) tea.Cmd {
 	o := m.fleet.Store().Order()
 	f := strings.Fields(strings.ToLower(arg))
 	if len(f) == 0 {
-		m.setStatus("sort: which column? backend sandbox task status members age sev")
+		m.setStatus("sort: which column? backend sandbox task eval sample status members age sev")
 		return nil
 	}
 	name := strings.TrimPrefix(f[0], "-")
@@ -233,7 +233,7 @@ func (m *Model) sortBy(arg string) tea.Cmd {
 			return m.fleet.SetOrder(o)
 		}
 	}
-	m.setStatus(fmt.Sprintf("sort: unknown column %q (backend sandbox task status members age sev)", name))
+	m.setStatus(fmt.Sprintf("sort: unknown column %q (backend sandbox task eval sample status members age sev)", name))
 	return nil
 }
 
