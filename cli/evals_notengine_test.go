@@ -12,6 +12,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/inspectlive"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 	"github.com/rangekeeper/rangekeeper/sandbox"
 	"github.com/rangekeeper/rangekeeper/state"
 )
@@ -23,15 +24,14 @@ func TestTimelineMergesTheAgentsCommandsInTimeOrder(t *testing.T) {
 	const project = "inspect-ctf-iabc123"
 	id := "docker:default/" + project
 	buf := h.buffer(os.Getpid(), "ctf")
-	buf.startSample(t, "3", 1, "uuid-3")
-	buf.exec(t, "3", 1, 3, "ls /root", 0)
-	buf.exec(t, "3", 1, 5, "cat /root/flag", 1)
+	buf.StartSampleWith(t, "3", 1, "uuid-3", started(false))
+	buf.AddEvents(t, "3", 1, it.SandboxExec(3, "ls /root", 0, "ok"), it.SandboxExec(5, "cat /root/flag", 1, "ok"))
 	h.trace(os.Getpid(), project, "ctf", "3", 1)
 	db, err := state.Open(filepath.Join(h.dir, "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.RecordActivity([]sandbox.Activity{{Time: fixtureT0.Add(4 * time.Second), SandboxID: id, Member: "default",
+	if err := db.RecordActivity([]sandbox.Activity{{Time: it.T0.Add(4 * time.Second), SandboxID: id, Member: "default",
 		Kind: sandbox.ActDie, Detail: "exited with code 137"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +91,9 @@ func TestEvalsDisabledIsBadInputAndLsGoesOn(t *testing.T) {
 func TestLsAndEvalsLinkAProxmoxVMByTheTranscript(t *testing.T) {
 	h := newInspectHost(t)
 	buf := h.buffer(os.Getpid(), "pve_ctf")
-	buf.startSample(t, "12", 3, "uuid-12")
-	buf.logger(t, "12", 3, 1, "Acquired instance pve-a from pool 'default': host=127.0.0.1 port=8006 node=pve1")
-	buf.logger(t, "12", 3, 2, "VM victim (ID=105) is ready")
+	buf.StartSampleWith(t, "12", 3, "uuid-12", started(false))
+	buf.AddEvents(t, "12", 3, it.Logger(1, "Acquired instance pve-a from pool 'default': host=127.0.0.1 port=8006 node=pve1"),
+		it.Logger(2, "VM victim (ID=105) is ready"))
 	pve := func() []backends.Backend {
 		b := &chanBackend{name: "pve:a", kind: backends.KindProxmox, evs: make(chan backends.Event, 1)}
 		b.evs <- reset(

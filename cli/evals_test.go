@@ -16,6 +16,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/docker/dockertest"
 	"github.com/rangekeeper/rangekeeper/inspectlive"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 	"github.com/rangekeeper/rangekeeper/state"
 )
 
@@ -150,11 +151,10 @@ func TestEvalsLinksADockerSandboxToItsSampleThroughTheTrace(t *testing.T) {
 	dockertest.Project(t, project, dockertest.Service{Name: "default"})
 	logPath := h.evalLog(task, "openai/gpt-test")
 	buf := h.buffer(pid, task)
-	buf.startSample(t, "web-7", 2, "uuid-web-7")
-	buf.model(t, "web-7", 2, 1, 1200)
-	buf.exec(t, "web-7", 2, 3, "cat /etc/passwd", 0)
-	buf.exec(t, "web-7", 2, 5, "curl http://target:8080", 7)
-	buf.startSample(t, "web-8", 1, "uuid-web-8") // no sandbox of its own yet
+	buf.StartSampleWith(t, "web-7", 2, "uuid-web-7", started(false))
+	buf.AddEvents(t, "web-7", 2, it.Model("model-web-7", 1, 1200, false), it.SandboxExec(3, "cat /etc/passwd", 0, "ok"),
+		it.SandboxExec(5, "curl http://target:8080", 7, "ok"))
+	buf.StartSampleWith(t, "web-8", 1, "uuid-web-8", started(false)) // no sandbox of its own yet
 	h.trace(pid, project, task, "web-7", 2)
 
 	out, stderr, err := run(t, "", h.args("evals", "-o", "json")...)
@@ -169,7 +169,7 @@ func TestEvalsLinksADockerSandboxToItsSampleThroughTheTrace(t *testing.T) {
 		t.Fatalf("evals = %+v", res.Evals)
 	}
 	e := res.Evals[0]
-	if e.Task != task || e.Model != "openai/gpt-test" || e.PID != pid || !e.Alive || e.Log != logPath || e.Buffer != buf.path {
+	if e.Task != task || e.Model != "openai/gpt-test" || e.PID != pid || !e.Alive || e.Log != logPath || e.Buffer != buf.Path {
 		t.Errorf("eval = %+v", e)
 	}
 	var web7, web8 *evalSample
@@ -281,17 +281,17 @@ func rowHas(table string, fields ...string) bool {
 func TestTeardownOrphansRemovesOnlyTheSandboxesOfGoneEvals(t *testing.T) {
 	dockertest.Engine(t)
 	h := newInspectHost(t)
-	dead, live := deadPID(t), os.Getpid()
+	dead, live := it.DeadPID(t), os.Getpid()
 	orphan := "inspect-cli_orph-i" + dockertest.RunID
 	kept := "inspect-cli_live-i" + dockertest.RunID
 	dockertest.Project(t, orphan, dockertest.Service{Name: "default"})
 	dockertest.Project(t, kept, dockertest.Service{Name: "default"})
 	gone := h.buffer(dead, "cli_orph") // died without unlinking its buffer
-	gone.startSample(t, "1", 1, "uuid-orph-1")
-	gone.completeSample(t, "1", 1, "uuid-orph-1")
+	gone.StartSampleWith(t, "1", 1, "uuid-orph-1", started(false))
+	gone.CompleteSample(t, "1", 1, "uuid-orph-1", started(true))
 	h.trace(dead, orphan, "cli_orph", "1", 1)
 	running := h.buffer(live, "cli_live")
-	running.startSample(t, "1", 1, "uuid-live-1")
+	running.StartSampleWith(t, "1", 1, "uuid-live-1", started(false))
 	h.trace(live, kept, "cli_live", "1", 1)
 
 	out, stderr, err := run(t, "", h.args("evals", "--orphans", "-o", "json")...)

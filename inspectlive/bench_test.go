@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/inspectlive"
-	it "github.com/rangekeeper/rangekeeper/inspectlive/internal/inspecttest"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 )
 
 // cpuTime is this process's user+system CPU time.
@@ -33,7 +33,7 @@ func benchFleet(b *testing.B) (*world, []*it.DB) {
 	var trace []string
 	for k := range 4 {
 		task := fmt.Sprintf("task%d", k)
-		path := fmt.Sprintf("%s/samplebuffer/5f2b0c/%s.%d.db", w.data, logBase(task, "tid"), pid)
+		path := it.BufferPath(w.data, logBase(task, "tid"), pid)
 		db := it.NewDB(b, path, true)
 		dbs = append(dbs, db)
 		it.WriteEval(b, w.logs+"/"+logBase(task, "tid"), true, it.EvalMember{Name: "_journal/start.json", Body: it.StartJSON(task, "openai/gpt-test")})
@@ -49,15 +49,7 @@ func benchFleet(b *testing.B) (*world, []*it.DB) {
 			trace = append(trace, it.TraceSubprocess(1, fmt.Sprintf("inspect-task%d-i%06d", k, s), task, s, 1))
 		}
 	}
-	os.MkdirAll(w.data+"/traces", 0o755)
-	f, err := os.Create(fmt.Sprintf("%s/traces/trace-%d.log", w.data, pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, l := range trace {
-		f.WriteString(l)
-	}
-	f.Close()
+	it.AppendTrace(b, it.TracePath(w.data, pid), trace...)
 	return w, dbs
 }
 

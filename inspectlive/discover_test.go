@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rangekeeper/rangekeeper/inspectlive"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 )
 
 func TestDataDirFor(t *testing.T) {
@@ -31,7 +32,7 @@ func TestPidAlive(t *testing.T) {
 	if !inspectlive.PidAlive(1) {
 		t.Error("pid 1 (EPERM for a non-root user) must count as alive")
 	}
-	if inspectlive.PidAlive(deadPID(t)) || inspectlive.PidAlive(0) || inspectlive.PidAlive(-5) {
+	if inspectlive.PidAlive(it.DeadPID(t)) || inspectlive.PidAlive(0) || inspectlive.PidAlive(-5) {
 		t.Error("a dead or invalid pid counted as alive")
 	}
 }

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/rangekeeper/rangekeeper/inspectlive"
-	it "github.com/rangekeeper/rangekeeper/inspectlive/internal/inspecttest"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 )
 
 // world is an Inspect data directory and log directory laid out as a running eval leaves them.
@@ -27,14 +26,11 @@ func newWorld(t *testing.T) *world {
 }
 
 // logBase is Inspect's default log file name for a task.
-func logBase(task, taskID string) string {
-	return "2026-08-22T10-00-00+00-00_" + task + "_" + taskID + ".eval"
-}
+func logBase(task, taskID string) string { return it.LogName(task, taskID) }
 
 // buffer creates the sample buffer of one eval of process pid.
 func (w *world) buffer(pid int, task, taskID string) *it.DB {
-	path := filepath.Join(w.data, "samplebuffer", "5f2b0c", logBase(task, taskID)+"."+fmt.Sprint(pid)+".db")
-	return it.NewDB(w.t, path, true)
+	return it.NewDB(w.t, it.BufferPath(w.data, logBase(task, taskID), pid), true)
 }
 
 // evalLog writes the eval's .eval with its start record and any flushed samples.
@@ -49,16 +45,7 @@ func (w *world) evalLog(task, taskID, model string, samples ...it.EvalMember) st
 }
 
 func (w *world) trace(pid int, lines ...string) {
-	path := filepath.Join(w.data, "traces", fmt.Sprintf("trace-%d.log", pid))
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer f.Close()
-	for _, l := range lines {
-		f.WriteString(l)
-	}
+	it.AppendTrace(w.t, it.TracePath(w.data, pid), lines...)
 }
 
 func (w *world) control(pid int) {
@@ -79,20 +66,6 @@ func pollN(wt *inspectlive.Watcher, n int) {
 	for range n {
 		wt.Poll(context.Background())
 	}
-}
-
-// deadPID is the pid of a process this test started and waited for.
-func deadPID(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Skipf("cannot run true: %v", err)
-	}
-	pid := cmd.Process.Pid
-	if inspectlive.PidAlive(pid) {
-		t.Skipf("pid %d was reused already", pid)
-	}
-	return pid
 }
 
 func evalByTask(t *testing.T, wt *inspectlive.Watcher, task string) inspectlive.Eval {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/rangekeeper/rangekeeper/inspectlive"
-	it "github.com/rangekeeper/rangekeeper/inspectlive/internal/inspecttest"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 	"github.com/rangekeeper/rangekeeper/sandbox"
 )
 
@@ -155,7 +155,7 @@ func TestRetriedSampleSupersedesOldProject(t *testing.T) {
 // sandboxes it left are orphans; those of a live eval are not.
 func TestOrphans(t *testing.T) {
 	w := newWorld(t)
-	dead := deadPID(t)
+	dead := it.DeadPID(t)
 	live := os.Getpid()
 	gone := w.buffer(dead, "web", "tidD")
 	gone.StartSample(t, "1", 1, "u-dead-1")
@@ -207,7 +207,7 @@ func TestOrphans(t *testing.T) {
 // their evidence.
 func TestForeignDataDirNeverOrphans(t *testing.T) {
 	w := newWorld(t)
-	dead := deadPID(t)
+	dead := it.DeadPID(t)
 	db := w.buffer(dead, "ctf", "tidF")
 	db.StartSample(t, "1", 1, "u-f")
 	db.CompleteSample(t, "1", 1, "u-f", nil)
@@ -223,7 +223,7 @@ func TestForeignDataDirNeverOrphans(t *testing.T) {
 // gzipped, yet the sandboxes it left still link to their samples, as orphans.
 func TestOrphanAfterCleanExitFromGzippedTrace(t *testing.T) {
 	w := newWorld(t)
-	dead := deadPID(t)
+	dead := it.DeadPID(t)
 	w.trace(dead, it.TraceSubprocess(1, "inspect-ctf-ileft01", "ctf", "web-7", 1))
 	plain := filepath.Join(w.data, "traces", fmt.Sprintf("trace-%d.log", dead))
 	b, _ := os.ReadFile(plain)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/inspectlive"
-	it "github.com/rangekeeper/rangekeeper/inspectlive/internal/inspecttest"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 )
 
 // A flushed sample's score comes from the zstd-compressed .eval it was flushed to.

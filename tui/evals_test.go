@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/inspectlive"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 	sbx "github.com/rangekeeper/rangekeeper/sandbox"
 	"github.com/rangekeeper/rangekeeper/state"
 	"github.com/rangekeeper/rangekeeper/views/fleet"
@@ -78,7 +78,7 @@ func TestChangedWakeIsOneRefreshComputedInACommand(t *testing.T) {
 		t.Fatalf("woke with nothing changed: %T", w)
 	case <-time.After(200 * time.Millisecond):
 	}
-	ew.event("42", 1, execEvent(3, "ls", 0, ""))
+	ew.event("42", 1, it.SandboxExec(3, "ls", 0, ""))
 	ew.poll()
 	select {
 	case w := <-wakes:
@@ -124,9 +124,9 @@ func TestFleetUpdatePokesTheRefresher(t *testing.T) {
 func TestExecAlertNamesTheAgentsCall(t *testing.T) {
 	ew := newEvalWorld(t)
 	ew.sample("42", 1, "u42")
-	ew.event("42", 1, execEvent(5, "bash --login -c 'nmap -sV 10.0.0.5'", 0, "open ports"))
-	ew.event("42", 1, execEvent(9, "bash --login -c 'id'", 0, "uid=0"))
-	ew.event("42", 1, pendingTool(20, "cat /flag"))
+	ew.event("42", 1, it.SandboxExec(5, "bash --login -c 'nmap -sV 10.0.0.5'", 0, "open ports"))
+	ew.event("42", 1, it.SandboxExec(9, "bash --login -c 'id'", 0, "uid=0"))
+	ew.event("42", 1, it.ToolCall("call-1", 20, "cat /flag", true, ""))
 	ew.poll()
 	sb := pod("agent-env-a", "u42")
 	links := map[string]inspectlive.Link{sb.ID: ew.w.Link(sb)}
@@ -172,8 +172,8 @@ func TestExecAlertNamesTheAgentsCall(t *testing.T) {
 func TestAgentAndAlertEntries(t *testing.T) {
 	ew := newEvalWorld(t)
 	ew.sample("42", 1, "u42")
-	ew.event("42", 1, execEvent(5, "bash --login -c 'nmap -sV 10.0.0.5'", 1, ""))
-	ew.event("42", 1, pendingTool(20, "cat /flag"))
+	ew.event("42", 1, it.SandboxExec(5, "bash --login -c 'nmap -sV 10.0.0.5'", 1, ""))
+	ew.event("42", 1, it.ToolCall("call-2", 20, "cat /flag", true, ""))
 	ew.poll()
 	sb := pod("agent-env-a", "u42")
 	es := agentEntries(ew.w, ew.w.Link(sb))
@@ -193,8 +193,8 @@ func TestAgentAndAlertEntries(t *testing.T) {
 func TestProgramShowsTheLinkedSample(t *testing.T) {
 	ew := newEvalWorld(t)
 	ew.sample("42", 1, "u42")
-	ew.event("42", 1, execEvent(-30, "bash --login -c 'nmap -sV 10.0.0.5'", 0, "22/tcp open ssh"))
-	ew.event("42", 1, pendingTool(-5, "cat /flag"))
+	ew.event("42", 1, it.SandboxExec(-30, "bash --login -c 'nmap -sV 10.0.0.5'", 0, "22/tcp open ssh"))
+	ew.event("42", 1, it.ToolCall("call-3", -5, "cat /flag", true, ""))
 	ew.poll()
 	k := &fakeK8s{fakeBackend{name: "k8s:evals", kind: backends.KindKubernetes}}
 	sb := sandbox("k8s:evals", backends.KindKubernetes, "agent-env-ev1", "cybench", 1, time.Minute)
@@ -233,11 +233,8 @@ func TestSampleOfResolvesALongCallInFlight(t *testing.T) {
 	ew := newEvalWorld(t)
 	ew.sample("42", 1, "u42")
 	long := "python3 -c '" + strings.Repeat("x", 150) + "'"
-	ew.write(func(tx *sql.Tx) error {
-		_, err := tx.Exec(`INSERT INTO attachments (sample_id, sample_epoch, hash, content) VALUES ('42', 1, 'h1', ?)`, long)
-		return err
-	})
-	ew.event("42", 1, pendingTool(-5, "attachment://h1"))
+	ew.db.AddAttachment(t, "42", 1, "h1", long)
+	ew.event("42", 1, it.ToolCall("call-4", -5, "attachment://h1", true, ""))
 	ew.poll()
 	sb := pod("agent-env-a", "u42")
 	d := sampleOf(ew.w, sb)

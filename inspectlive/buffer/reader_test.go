@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rangekeeper/rangekeeper/inspectlive/buffer"
-	it "github.com/rangekeeper/rangekeeper/inspectlive/internal/inspecttest"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 )
 
 func newDB(t *testing.T, wal bool) (*it.DB, *buffer.Reader) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/rangekeeper/rangekeeper/inspectlive/evallog"
-	it "github.com/rangekeeper/rangekeeper/inspectlive/internal/inspecttest"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 )
 
 func TestReadZstdAndDeflate(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	it "github.com/rangekeeper/rangekeeper/inspectlive/internal/inspecttest"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 	"github.com/rangekeeper/rangekeeper/inspectlive/trace"
 )
 

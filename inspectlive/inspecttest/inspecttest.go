@@ -1,5 +1,6 @@
 // Package inspecttest writes the files a running Inspect eval process keeps — the sample-buffer
-// database, the trace file, the .eval log — so the readers are tested against real files.
+// database, the trace file, the .eval log — so the readers, and every package that links
+// sandboxes to samples through them, are tested against real files.
 //
 // The shapes follow Inspect 0.3.260 (UKGovernmentBEIS/inspect_ai at 499e6152): the buffer
 // schema of src/inspect_ai/log/_recorders/buffer/database.py (SampleBufferDatabase.SCHEMA, with
@@ -16,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -23,6 +25,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	_ "modernc.org/sqlite" // the driver the readers use
+
+	"github.com/rangekeeper/rangekeeper/inspectlive"
 )
 
 // InspectVersion is the Inspect release whose file formats this package writes.
@@ -93,6 +97,45 @@ CREATE INDEX IF NOT EXISTS idx_events_sample ON events(sample_id, sample_epoch);
 CREATE INDEX IF NOT EXISTS idx_attachments_hash ON attachments(hash);
 INSERT INTO task_database (version) VALUES (1);
 `
+
+// LogName is Inspect's default log file name, <time>_<task>_<task id>.eval (task ids are
+// shortuuids: no underscore, so the task is what lies between the first and the last).
+func LogName(task, taskID string) string {
+	return "2026-08-22T10-00-00+00-00_" + task + "_" + taskID + ".eval"
+}
+
+// BufferPath is where an eval process pid keeps the sample buffer of the log logName under an
+// Inspect data directory: <data>/samplebuffer/<hash of the log dir>/<log name>.<pid>.db.
+func BufferPath(dataDir, logName string, pid int) string {
+	return filepath.Join(dataDir, "samplebuffer", "5f2b0c", fmt.Sprintf("%s.%d.db", logName, pid))
+}
+
+// TracePath is the trace file of process pid under an Inspect data directory.
+func TracePath(dataDir string, pid int) string {
+	return filepath.Join(dataDir, "traces", fmt.Sprintf("trace-%d.log", pid))
+}
+
+// AppendTrace appends trace lines (TraceSubprocess, TraceOther) to the trace file at path, as
+// the running process does.
+func AppendTrace(tb testing.TB, path string, lines ...string) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, l := range lines {
+		if _, err := f.WriteString(l); err != nil {
+			f.Close()
+			tb.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
 
 // DB is a writer playing Inspect's part.
 type DB struct {
@@ -173,10 +216,23 @@ func (d *DB) StartSample(tb testing.TB, id string, epoch int, uuid string) {
 	}
 }
 
+// StartSampleWith is StartSample with fields of the summary set or replaced (a started_at
+// relative to the test's clock, say).
+func (d *DB) StartSampleWith(tb testing.TB, id string, epoch int, uuid string, extra map[string]any) {
+	tb.Helper()
+	if err := d.tryStartSample(id, epoch, uuid, extra); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // TryStartSample is StartSample returning its error.
 func (d *DB) TryStartSample(id string, epoch int, uuid string) error {
+	return d.tryStartSample(id, epoch, uuid, nil)
+}
+
+func (d *DB) tryStartSample(id string, epoch int, uuid string, extra map[string]any) error {
 	return d.TryWrite(func(tx *sql.Tx) error {
-		_, err := tx.Exec(`INSERT INTO samples (id, epoch, data) VALUES (?, ?, ?)`, id, epoch, Summary(id, epoch, uuid, nil))
+		_, err := tx.Exec(`INSERT INTO samples (id, epoch, data) VALUES (?, ?, ?)`, id, epoch, Summary(id, epoch, uuid, extra))
 		return err
 	})
 }
@@ -243,14 +299,30 @@ var seq atomic.Int64
 
 func nextID(prefix string) string { return fmt.Sprintf("%s-%06d", prefix, seq.Add(1)) }
 
+// T0 is the fixed time the events' offsets count from (TS(0)).
+var T0 = time.Date(2026, 8, 22, 10, 0, 0, 0, time.UTC)
+
 // TS is a fixed event time plus offset seconds.
 func TS(sec int) string {
-	return time.Date(2026, 8, 22, 10, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second).Format(time.RFC3339Nano)
+	return T0.Add(time.Duration(sec) * time.Second).Format(time.RFC3339Nano)
 }
 
 func base(kind string, sec int) map[string]any {
 	return map[string]any{"event": kind, "timestamp": TS(sec), "working_start": float64(sec), "uuid": nextID("ev"),
 		"span_id": "span-1", "pending": nil, "metadata": nil}
+}
+
+// At is the event with its times (timestamp, completed) counted from base instead of T0, for a
+// test whose clock stands elsewhere.
+func (e Event) At(base time.Time) Event {
+	for _, k := range []string{"timestamp", "completed"} {
+		if s, ok := e.Data[k].(string); ok {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				e.Data[k] = base.Add(t.Sub(T0)).Format(time.RFC3339Nano)
+			}
+		}
+	}
+	return e
 }
 
 // SampleInit is the SampleInitEvent that opens every attempt of a sample.
@@ -431,4 +503,19 @@ func WriteEval(tb testing.TB, path string, compressZstd bool, members ...EvalMem
 	if err := os.Rename(tmp, path); err != nil { // Inspect replaces the log atomically
 		tb.Fatal(err)
 	}
+}
+
+// DeadPID is the pid of a process the test ran and reaped: an eval process that is gone. The
+// test is skipped if the pid is already in use again.
+func DeadPID(tb testing.TB) int {
+	tb.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("run true: %v", err)
+	}
+	pid := cmd.Process.Pid
+	if inspectlive.PidAlive(pid) {
+		tb.Skipf("pid %d was reused already", pid)
+	}
+	return pid
 }
