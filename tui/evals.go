@@ -88,8 +88,8 @@ func waitEvals(ctx context.Context, w *inspectlive.Watcher, poke <-chan struct{}
 	}
 }
 
-// onEvalsWake hands the rows (immutable, a slice of pointers) and the exec alerts to a command
-// that links them.
+// onEvalsWake hands the rows (immutable, a slice of pointers), the exec alerts and where the
+// sandboxes' recent exec lines are to a command that links them.
 func (m *Model) onEvalsWake() tea.Cmd {
 	w := m.opts.Evals
 	if w == nil {
@@ -97,12 +97,13 @@ func (m *Model) onEvalsWake() tea.Cmd {
 	}
 	rows := m.fleet.Rows()
 	alerts := execAlerts(m.watch.open)
+	x := m.execLines()
 	return func() tea.Msg {
 		v := w.Version()
 		links := make(map[string]inspectlive.Link)
 		shown := make(map[string]*fleet.EvalLink)
 		for _, r := range rows {
-			l := w.Link(r.SB)
+			l := w.Link(r.SB, recentExecs(x, r.SB)...)
 			if el := evalLink(l); el != nil {
 				shown[r.SB.ID] = el
 			}
@@ -112,6 +113,26 @@ func (m *Model) onEvalsWake() tea.Cmd {
 		}
 		return linksMsg{version: v, update: fleet.PrepareLinks(rows, shown), links: links, agent: nameAlerts(w, links, alerts)}
 	}
+}
+
+// execLines is where a sandbox's recent exec command lines come from: the supervisor asks the
+// backend owning it. nil without a supervisor.
+func (m *Model) execLines() backends.ExecLines {
+	if m.opts.Supervisor == nil {
+		return nil
+	}
+	return m.opts.Supervisor
+}
+
+// recentExecs are the command lines a Docker sandbox recently executed, which let the linker
+// confirm a trace or guessed link (How=matched). They may hold secrets: they are read in a
+// command, handed to Link and dropped, never kept in a message, the model or the screen.
+// Link uses them for Docker only, so other rows skip the backend's lock.
+func recentExecs(x backends.ExecLines, sb backends.Sandbox) []string {
+	if x == nil || sb.Backend != backends.KindDocker {
+		return nil
+	}
+	return x.RecentExecs(sb.ID)
 }
 
 func (m *Model) onLinks(msg linksMsg) tea.Cmd {
@@ -160,11 +181,11 @@ func execAlerts(open []state.Alert) []state.Alert {
 // linkScreen gives a screen being opened the poller's readers: the detail's sample panel, and
 // the timeline's agent commands and alerts.
 func (m *Model) linkScreen(s screen.Screen) {
-	w, db, set := m.opts.Evals, m.opts.State, &m.evals.set
+	w, db, set, x := m.opts.Evals, m.opts.State, &m.evals.set, m.execLines()
 	switch s := s.(type) {
 	case *detail.Model:
 		if w != nil {
-			s.SetSampleSources(func(sb backends.Sandbox) detail.SampleData { return sampleOf(w, sb) },
+			s.SetSampleSources(func(sb backends.Sandbox) detail.SampleData { return sampleOf(w, sb, recentExecs(x, sb)...) },
 				func(l inspectlive.Link, seq int64) (string, bool) {
 					return w.Output(l.Eval.Key, l.SampleID, l.Epoch, seq)
 				})
@@ -182,9 +203,10 @@ func (m *Model) linkScreen(s screen.Screen) {
 	}
 }
 
-// sampleOf is a sandbox's link and its sample's state (memory; called in commands).
-func sampleOf(w *inspectlive.Watcher, sb backends.Sandbox) detail.SampleData {
-	d := detail.SampleData{Link: w.Link(sb)}
+// sampleOf is a sandbox's link (confirmed by execs, the commands it recently ran, as the table's
+// is) and its sample's state (memory; called in commands).
+func sampleOf(w *inspectlive.Watcher, sb backends.Sandbox, execs ...string) detail.SampleData {
+	d := detail.SampleData{Link: w.Link(sb, execs...)}
 	l := d.Link
 	if l.Linked() {
 		d.State, d.Known = w.Sample(l.Eval.Key, l.SampleID, l.Epoch)

@@ -69,6 +69,8 @@ type Backend struct {
 
 	factsMu sync.Mutex
 	facts   *EngineFacts // read once (EngineFacts)
+
+	execs execLines // recent exec command lines per sandbox, memory only (execlines.go)
 }
 
 // New connects lazily to ep (no I/O until Watch or an action).

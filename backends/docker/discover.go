@@ -63,6 +63,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) (err err
 	for _, s := range list {
 		known[s.ID] = true
 	}
+	b.execs.keep(known)
 	for {
 		select {
 		case <-ctx.Done():
@@ -79,6 +80,10 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) (err err
 			key, member, ok := b.eventMember(wctx, m)
 			if !ok {
 				continue
+			}
+			if line, ok := execLine(m); ok && known[b.Name()+"/"+key] {
+				// Only a listed sandbox's: its removal below drops them, so they stay bounded.
+				b.execs.add(b.Name()+"/"+key, line)
 			}
 			if a := b.activityOf(wctx, m, b.Name()+"/"+key, member); a != nil {
 				emit(backends.Event{Type: backends.EventActivity, Activity: a})
@@ -103,6 +108,7 @@ func (b *Backend) Watch(ctx context.Context, emit func(backends.Event)) (err err
 				emit(backends.Event{Type: backends.EventUpsert, Sandbox: sb})
 			case known[b.Name()+"/"+key]:
 				delete(known, b.Name()+"/"+key)
+				b.execs.forget(b.Name() + "/" + key)
 				emit(backends.Event{Type: backends.EventRemove, ID: b.Name() + "/" + key})
 			}
 		}
@@ -120,6 +126,16 @@ func (b *Backend) eventMember(ctx context.Context, m events.Message) (key, membe
 	}
 	key, ok = b.keyFromLabels(m.Actor.ID, m.Actor.Attributes)
 	return key, m.Actor.Attributes["name"], ok
+}
+
+// execLine is the command line of a container's exec_start event (argv joined by spaces, as the
+// engine writes it), arguments and all: for execLines only, never for an Activity.
+func execLine(m events.Message) (string, bool) {
+	if m.Type != events.ContainerEventType {
+		return "", false
+	}
+	line, ok := strings.CutPrefix(string(m.Action), string(events.ActionExecStart)+": ")
+	return line, ok && line != ""
 }
 
 // relevant filters out exec_* and other chatter that does not change membership, state or

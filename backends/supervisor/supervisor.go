@@ -309,6 +309,19 @@ func (s *Supervisor) Lookup(id string) (backends.Backend, backends.Sandbox, bool
 	return b, sb, ok
 }
 
+// RecentExecs implements backends.ExecLines for the whole fleet: the exec command lines the
+// backend owning the sandbox remembers, or nil when it keeps none. Lines are the owner's, in its
+// memory; the supervisor neither copies nor keeps them.
+func (s *Supervisor) RecentExecs(id string) []string {
+	s.mu.Lock()
+	b := s.ownerOf(id)
+	s.mu.Unlock()
+	if x, ok := b.(backends.ExecLines); ok {
+		return x.RecentExecs(id)
+	}
+	return nil
+}
+
 // ownerOf finds the backend whose name prefixes a sandbox ID ("docker:default/" + project).
 func (s *Supervisor) ownerOf(id string) backends.Backend {
 	var best backends.Backend
