@@ -1,10 +1,8 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/backends"
 	"github.com/rangekeeper/rangekeeper/backends/supervisor"
 	"github.com/rangekeeper/rangekeeper/inspectlive"
+	it "github.com/rangekeeper/rangekeeper/inspectlive/inspecttest"
 	"github.com/rangekeeper/rangekeeper/views/fleet"
 )
 
@@ -46,17 +45,7 @@ func traceProject(t *testing.T, w *inspectlive.Watcher, project, task, sampleID 
 	if len(evals) != 1 {
 		t.Fatalf("want one eval, have %d", len(evals))
 	}
-	path := filepath.Join(evals[0].DataDir, "traces", fmt.Sprintf("trace-%d.log", os.Getpid()))
-	detail := "docker compose --project-name " + project + " -f /tmp/compose.yaml config"
-	b, _ := json.Marshal(map[string]any{"timestamp": t0.Add(-time.Minute).Format(time.RFC3339Nano), "level": "TRACE",
-		"message": "Subprocess: " + detail + " (enter)", "action": "Subprocess", "detail": detail, "event": "enter",
-		"trace_id": "tr-1", "task": task, "sample_id": sampleID, "epoch": epoch})
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	it.AppendTrace(t, it.TracePath(evals[0].DataDir, os.Getpid()), it.TraceSubprocess(-60, project, task, sampleID, epoch))
 }
 
 // A Docker row the trace links (How=trace) becomes How=matched once the supervisor's backend
@@ -66,8 +55,8 @@ func TestDockerRowMatchedByTheBackendsExecLines(t *testing.T) {
 	ew := newEvalWorld(t)
 	ew.sample("42", 1, "u42")
 	ew.sample("43", 1, "u43")
-	ew.event("42", 1, execEvent(-30, "bash --login -c 'cat /etc/passwd'", 0, ""))
-	ew.event("43", 1, execEvent(-20, "bash --login -c 'id -u'", 0, ""))
+	ew.event("42", 1, it.SandboxExec(-30, "bash --login -c 'cat /etc/passwd'", 0, ""))
+	ew.event("43", 1, it.SandboxExec(-20, "bash --login -c 'id -u'", 0, ""))
 	ew.poll()
 	project := "inspect-cybench-itrace42"
 	traceProject(t, ew.w, project, "cybench", "42", 1)
