@@ -112,7 +112,7 @@ func TestUnknownSandboxAndBadOutputAreClearErrors(t *testing.T) {
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "no-such-sandbox") {
 		t.Fatalf("snapshot of unknown = %v", err)
 	}
-	_, _, err = run(t, "", "--state", state, "ls", "-o", "xml") // yaml is an output since issue 20
+	_, _, err = run(t, "", "--state", state, "ls", "-o", "xml") // yaml is an output, xml is not
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "xml") {
 		t.Fatalf("ls -o xml = %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 // inventorySaver writes the inventory cache of every connected backend whose fleet changed
 // since its last save. The TUI runs it every 30 s and at exit: an idle fleet costs one version
 // read per backend (no copy, no encode, no transaction), which is what keeps idle CPU and the
-// GC's pace flat at tens of thousands of sandboxes (issue 18, FINDINGS item 1).
+// GC's pace flat at tens of thousands of sandboxes (hack/benchfleet/FINDINGS.md, item 1).
 type inventorySaver struct {
 	db  *state.DB
 	sup *supervisor.Supervisor

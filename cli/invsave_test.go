@@ -137,7 +137,7 @@ func TestInventorySaverKeepsTheCacheOfABackendThatIsDown(t *testing.T) {
 }
 
 // BenchmarkInventorySaveIdle is the TUI's periodic cache save on an idle 10,000-sandbox fleet
-// (issue 18, FINDINGS item 1): it must cost nothing when no backend's fleet moved.
+// (hack/benchfleet/FINDINGS.md, item 1): it must cost nothing when no backend's fleet moved.
 func BenchmarkInventorySaveIdle(b *testing.B) {
 	db := openState(b)
 	sim := simfleet.New("sim", backends.KindKubernetes, 10_000, 0)

@@ -143,7 +143,7 @@ func TestLsJSONReportsABackendThatNeverAnswered(t *testing.T) {
 }
 
 // BenchmarkLsJSON2500 is `rangekeeper ls -o json --backend k8s` over 2,500 simulated
-// Kubernetes sandboxes, start to last byte (issue 18: 1.05 s and 18 MB before streaming).
+// Kubernetes sandboxes, start to last byte (1.05 s and 18 MB before streaming).
 func BenchmarkLsJSON2500(b *testing.B) {
 	b.ReportAllocs()
 	u0 := procCPU()

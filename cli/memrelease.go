@@ -21,7 +21,7 @@ const (
 // back when it is at least burstThreshold. At 5,000 pods the bursts after the first table (the
 // policies' reset, the first cache save) left ~15 MiB free in a 30 MiB heap, resident for good
 // under the earlier fixed threshold of 32 MiB: RSS 86 MiB at the full table, 102 MiB after
-// idling (issue 18: flat).
+// idling (flat).
 const (
 	burstCheck = 10 * time.Second
 	burstFree  = 8 << 20
@@ -69,7 +69,7 @@ type loadWatcher interface {
 // of sandboxes decodes every object in full before the backends keep their slim copies; left to
 // itself, the runtime hands that peak back to the system slowly, page runs at a time over
 // minutes, and keeps some of it. Released at once, it costs one collection: at 5,000 pods the
-// workbench holds 132 MB one and two minutes after start instead of 160 MB (issue 18: the RSS
+// workbench holds 132 MB one and two minutes after start instead of 160 MB (the RSS
 // stays flat after the table is full). after is time.After outside tests.
 func releaseAfterLoad(ctx context.Context, s loadWatcher, after func(time.Duration) <-chan time.Time, quiet, atMost time.Duration, release func()) {
 	deadline := after(atMost)

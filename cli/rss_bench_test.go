@@ -23,7 +23,7 @@ import (
 // It runs the workbench twice on one state file: the second run paints from the 10,000-row
 // cache first, as a restart does. It reports the process's resident set after the table is
 // full and 10 s idle (rss-MB; the binary links everything rangekeeper does) and the live heap
-// after a GC (issue 18: RSS < 150 MB). -benchtime=1x; -memprofile for the heap profile.
+// after a GC (RSS < 150 MB). -benchtime=1x; -memprofile for the heap profile.
 func BenchmarkWorkbenchRSS10k(b *testing.B) {
 	for range b.N {
 		dir := b.TempDir()

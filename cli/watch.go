@@ -16,7 +16,7 @@ import (
 	"github.com/rangekeeper/rangekeeper/watch"
 )
 
-// The containment watch's commands (issue 16): `alerts` is a collection (listed, acknowledged);
+// The containment watch's commands: `alerts` is a collection (listed, acknowledged);
 // `quarantine X` and `release X` are verb-first actions like snapshot and teardown.
 func init() {
 	registerCommand(func(f *factory) *cobra.Command { return newAlertsCmd(f, nil) })

@@ -54,7 +54,7 @@ type Options struct {
 
 	// Team makes the program one session of a team daemon (team.go).
 	Team TeamOptions
-	// LogLines is the log screen's ring size; 0: 10,000 (issue 19).
+	// LogLines is the log screen's ring size; 0: 10,000.
 	LogLines int
 	// Watch is the containment watch (alerts, quarantine marks); nil: none (tui/watch.go).
 	Watch *watch.Watcher

@@ -11,7 +11,7 @@ import (
 // The program's clock: instead of a tick every second, one timer armed for the earliest moment
 // something on screen changes with time alone (a screen.Clock's NextChange; every second for
 // screens that are not clocks and while an action runs) or the inventory cache is due. An idle
-// fleet of old sandboxes then wakes once a minute (issue 18, FINDINGS item 2).
+// fleet of old sandboxes then wakes once a minute (hack/benchfleet/FINDINGS.md, item 2).
 
 // clockMsg is the timer firing; gen tells a superseded timer (re-armed earlier) from the armed one.
 type clockMsg struct {

@@ -18,7 +18,7 @@ import (
 // BenchmarkFirstFrameFromCache10k is the road from an open state file holding 10,000 cached
 // Kubernetes-style sandboxes (34 findings each, as a two-service release has) to the first
 // frame that shows them: the cache read as the workbench reads it (findings left encoded), its
-// rows prepared as the Open command prepares them, installed and rendered (issue 18: < 100 ms;
+// rows prepared as the Open command prepares them, installed and rendered (< 100 ms;
 // cli's BenchmarkFirstFrameFromCache10k times the whole process).
 func BenchmarkFirstFrameFromCache10k(b *testing.B) {
 	const n = 10_000

@@ -11,7 +11,7 @@ import (
 // Opened is what Options.Open hands the program once the state file is open: the program paints
 // its first frame (the live fleet as backends answer) before it has it, so a state file held by
 // another process for a moment, or a large inventory cache, never delays the first frame
-// (issue 18, FINDINGS items 3 and 4).
+// (hack/benchfleet/FINDINGS.md, items 3 and 4).
 type Opened struct {
 	State     *state.DB
 	Actions   *action.Layer

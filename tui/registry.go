@@ -93,11 +93,11 @@ var registry = []entry{
 		return tea.Quit
 	}},
 
-	// Issue 19: triage (tui/triage.go).
+	// Triage (tui/triage.go).
 	{verbs: cmdline.Verb{"logs", "log"}, key: keymap.Logs, proto: (*logs.Model)(nil), run: openLogs},
 	{verbs: cmdline.Verb{"timeline", "tl"}, key: keymap.Timeline, proto: (*timeline.Model)(nil), run: openTimeline},
 	{verbs: cmdline.Verb{"shell", "sh"}, run: openShellVerb},
-	// Containment watch (issue 16; watch.go).
+	// Containment watch (watch.go).
 	{verbs: cmdline.Verb{"alerts", "alert"}, proto: (*alerts.Model)(nil), run: openAlerts},
 	// Inspect's live evals (evals.go): the sandboxes whose eval process is gone.
 	{verbs: cmdline.Verb{"orphans"}, run: openOrphans},

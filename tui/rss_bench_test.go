@@ -15,7 +15,7 @@ import (
 // BenchmarkDemoFleetRSS10k runs the real program (teatest, real supervisor, 120x40, the FPS
 // the workbench uses) over the demo's 10,000 simulated Kubernetes releases churning one
 // every 2 s, waits for the full table, idles, and reports the process's resident set
-// (VmRSS, the test binary included) and the live heap after a GC (issue 18: RSS < 150 MB).
+// (VmRSS, the test binary included) and the live heap after a GC (RSS < 150 MB).
 // Run it with -benchtime=1x; add -memprofile for the heap profile.
 func BenchmarkDemoFleetRSS10k(b *testing.B) {
 	for range b.N {

@@ -15,7 +15,7 @@ import (
 // BenchmarkIdleWorkbench runs the real binary under tmux on the real engine, waits for its first
 // table, and reports what it costs while nobody touches it: CPU (% of a core, from the kernel's
 // per-thread run time) and wake-ups a second (voluntary context switches of all its threads).
-// Every poll and ticker of the program shows here, the Go runtime's included (issue 18: the
+// Every poll and ticker of the program shows here, the Go runtime's included (the
 // alert poll's stat every second, the watch's every 2 s and the runtime's GOMAXPROCS re-read
 // made 26-35 wake-ups/s and 0.2 % of a core on an empty fleet; notifications leave about 1/s).
 // The binary is the race build the package's tests use, so %cpu reads high; wake-ups do not.

@@ -30,7 +30,7 @@ func (f CachedFleet) row(i int) *Row {
 
 // PreparedCache is an inventory cache made into rows and sorted by one order, off the UI
 // goroutine: at 10,000 cached sandboxes building and sorting the rows took 25 ms of the UI
-// goroutine in a just-started process (issue 18, first frame from the cache).
+// goroutine in a just-started process (first frame from the cache).
 type PreparedCache struct {
 	perBackend map[string][]*Row
 	backends   []string // in the cache's order

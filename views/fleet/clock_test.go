@@ -16,7 +16,7 @@ import (
 
 // BenchmarkIdleFrame is the frame Bubble Tea asks for after a message that changed nothing on
 // the fleet (a timer, another screen's result) with 10,000 rows: it must cost a comparison, not
-// a rebuild (issue 18, FINDINGS item 2; compare BenchmarkRender/sandboxes=10000).
+// a rebuild (hack/benchfleet/FINDINGS.md, item 2; compare BenchmarkRender/sandboxes=10000).
 func BenchmarkIdleFrame(b *testing.B) {
 	m := fleetOf(10_000)
 	_ = m.View()

@@ -18,7 +18,7 @@ func typeFilter(m Model, text string) Model {
 
 // BenchmarkFilterEnterToFrame10k: the operator types a filter faster than the debounce and
 // presses Enter; one op is Enter's Update and the frame after it, which must show the filtered
-// table (issue 18: filter-to-screen <= 50 ms; before, Enter only closed the input and the
+// table (filter-to-screen <= 50 ms; before, Enter only closed the input and the
 // filter waited for FilterDebounce, 60 ms, then a computation in a command).
 func BenchmarkFilterEnterToFrame10k(b *testing.B) {
 	m := benchModel(b, 10_000)

@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkLoadCached10k paints a 10,000-row inventory cache: rows built, indexed and the first
-// frame rendered (issue 18, FINDINGS item 3). "put-each" is the former path (a sorted insert
+// frame rendered (hack/benchfleet/FINDINGS.md, item 3). "put-each" is the former path (a sorted insert
 // per row, O(n²) moves), kept as the reference; "bulk" is LoadCached (one sort).
 func BenchmarkLoadCached10k(b *testing.B) {
 	const n = 10_000

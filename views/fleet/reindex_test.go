@@ -144,7 +144,7 @@ func TestPreparedUpdatesApplyAsUpdates(t *testing.T) {
 // BenchmarkResetOnTheUIGoroutine25k is what a 25,000-sandbox reset (a 50,000-pod cluster's
 // first list) costs the UI goroutine, a key press waiting behind it: the batch applied, then
 // its computed index installed. "prepared" is the app's road (rows built in the command that
-// drained the supervisor); "raw" builds them in Update, as before (50–120 ms, issue 18).
+// drained the supervisor); "raw" builds them in Update, as before (50–120 ms).
 // ui-ms/op is the UI goroutine's wall time only (the Compute runs off it, untimed).
 func BenchmarkResetOnTheUIGoroutine25k(b *testing.B) {
 	const n = 25_000

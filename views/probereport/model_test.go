@@ -101,7 +101,7 @@ func TestCouldNotProbeIsShownNotHidden(t *testing.T) {
 	if !strings.Contains(got, "could not probe: no writable, executable place in the VM") || strings.Contains(got, "mitigated") || strings.Contains(got, "/: cannot place") {
 		t.Errorf("view:\n%s", got)
 	}
-	// The attempts are behind the evidence key (issue 20): a short summary, the detail on demand.
+	// The attempts are behind the evidence key: a short summary, the detail on demand.
 	got = ansi.Strip(press(m, "e").Render())
 	if !strings.Contains(got, "Attempts · 2") || !strings.Contains(got, "/tmp: cannot execute") || !strings.Contains(got, "/: cannot place binary: read-only") {
 		t.Errorf("after e:\n%s", got)
