@@ -8,7 +8,6 @@
 package app
 
 import (
-	"context"
 	"io"
 	"sync"
 
@@ -131,11 +130,4 @@ func (a *App) Close() {
 	for i := len(cs) - 1; i >= 0; i-- {
 		cs[i]()
 	}
-}
-
-// background is a context that ends at Close.
-func (a *App) background() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	a.onClose(cancel)
-	return ctx
 }

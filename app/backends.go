@@ -125,7 +125,9 @@ func (a *App) buildBackends() ([]backends.Backend, error) {
 	return all, nil
 }
 
-// keepOnly drops (and closes) the backends Options.Only does not name.
+// keepOnly drops, before anything is supervised, the backends Options.Only does not name (a
+// kind such as "docker" or a name such as "docker:default"), closing what they hold: a
+// one-backend listing (ls --backend) never waits for, nor reports, the others.
 func (a *App) keepOnly(all []backends.Backend) []backends.Backend {
 	if a.opts.Only == "" {
 		return all

@@ -14,26 +14,6 @@ import (
 	"github.com/rangekeeper/rangekeeper/internal/redact"
 )
 
-// keepOnly drops, before anything is supervised, the backends `--backend` does not name (a
-// kind such as "docker" or a name such as "docker:default"), closing what they hold: a
-// one-backend listing never waits for, nor reports, the others.
-func (f *factory) keepOnly(all []backends.Backend) []backends.Backend {
-	if f.onlyBackend == "" {
-		return all
-	}
-	var kept []backends.Backend
-	for _, b := range all {
-		if string(b.Kind()) == f.onlyBackend || b.Name() == f.onlyBackend {
-			kept = append(kept, b)
-			continue
-		}
-		if c, ok := b.(backends.Closer); ok {
-			c.Close()
-		}
-	}
-	return kept
-}
-
 // streamLsJSON writes `ls -o json` ({"sandboxes": [...], "backends": [...]}, the lsResult
 // shape) one backend at a time, as each answers, sorted by ID within a backend, one sandbox
 // encoded at a time: the first backend's sandboxes are out while a slow one is still awaited,

@@ -54,6 +54,11 @@ func (w *Watcher) publish(now time.Time) {
 			}
 		}
 	}
+	sn.digest = sn.linkDigest()
+	sn.linkVersion = prev.linkVersion
+	if sn.digest != prev.digest {
+		sn.linkVersion++
+	}
 	w.snap.Store(sn)
 	w.notifyMu.Lock()
 	close(w.notify)
@@ -118,12 +123,15 @@ func (w *Watcher) evalOf(k EvalKey, s *evalSource) Eval {
 
 // snapshot is one immutable published view; the linker reads only this.
 type snapshot struct {
-	version  uint64
-	evals    []Eval
-	byKey    map[EvalKey]int
-	byUUID   map[string]sampleRef
-	projects map[string]tracedProject
-	claimed  map[string]bool // claimKey of samples a current traced project holds
-	alive    map[int]bool
-	problems []string
+	version uint64
+	// linkVersion moves when digest, the hash of every link's inputs, does (LinkVersion).
+	linkVersion uint64
+	digest      uint64
+	evals       []Eval
+	byKey       map[EvalKey]int
+	byUUID      map[string]sampleRef
+	projects    map[string]tracedProject
+	claimed     map[string]bool // claimKey of samples a current traced project holds
+	alive       map[int]bool
+	problems    []string
 }

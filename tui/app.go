@@ -253,7 +253,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case alertAckedMsg:
 		return m, m.onAcked(msg)
 	case evalsWakeMsg:
-		return m, m.onEvalsWake()
+		return m, m.onEvalsWake(msg)
 	case linksMsg:
 		return m, m.onLinks(msg)
 	}

@@ -33,24 +33,35 @@ type evalsState struct {
 	refreshes int
 }
 
-// linkSet is one refresh's links of linked sandboxes (by sandbox ID) and the poller's version.
+// linkSet is one refresh's links of linked sandboxes (by sandbox ID) and the poller's versions.
 type linkSet struct {
-	links   map[string]inspectlive.Link
-	version uint64
+	links       map[string]inspectlive.Link
+	version     uint64
+	linkVersion uint64
+	at          time.Time // when the refresh was asked for
 }
 
 // EvalsCoalesce gathers a burst of poller changes and fleet updates into one refresh.
 var EvalsCoalesce = 150 * time.Millisecond
 
-// evalsWakeMsg: the poller published a change (or the fleet changed): time to relink.
-type evalsWakeMsg struct{}
+// EvalsRelinkEvery bounds how long links stand while only the samples' progress moves (the
+// poller's LinkVersion did not): the agent's commands, which can confirm a Docker link as
+// matched, are read then. Relinking every row at every event cost a running eval's workbench
+// about 1 % of a core (BenchmarkLiveEvals200Samples); the open sample panel rereads at once.
+var EvalsRelinkEvery = 10 * time.Second
+
+// evalsWakeMsg: the poller published a change, or the fleet changed (poked): time to relink,
+// unless only progress moved.
+type evalsWakeMsg struct{ poked bool }
 
 // linksMsg is a refresh computed off the UI goroutine.
 type linksMsg struct {
-	version uint64
-	update  fleet.LinkUpdate
-	links   map[string]inspectlive.Link
-	agent   map[uint64]string
+	version     uint64
+	linkVersion uint64
+	at          time.Time
+	update      fleet.LinkUpdate
+	links       map[string]inspectlive.Link
+	agent       map[uint64]string
 }
 
 func (m *Model) initEvals() {
@@ -63,7 +74,7 @@ func (m *Model) evalsCmds() []tea.Cmd {
 	if m.opts.Evals == nil {
 		return nil
 	}
-	return []tea.Cmd{func() tea.Msg { return evalsWakeMsg{} }}
+	return []tea.Cmd{func() tea.Msg { return evalsWakeMsg{poked: true} }}
 }
 
 // waitEvals waits (in a command) for the poller's next change after version, or for the fleet
@@ -71,12 +82,14 @@ func (m *Model) evalsCmds() []tea.Cmd {
 func waitEvals(ctx context.Context, w *inspectlive.Watcher, poke <-chan struct{}, version uint64) tea.Cmd {
 	return func() tea.Msg {
 		ch := w.Changed() // before the version check: a change between them still wakes us
+		poked := false
 		if w.Version() == version {
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-ch:
 			case <-poke:
+				poked = true
 			}
 		}
 		select {
@@ -84,22 +97,32 @@ func waitEvals(ctx context.Context, w *inspectlive.Watcher, poke <-chan struct{}
 			return nil
 		case <-time.After(EvalsCoalesce):
 		}
-		return evalsWakeMsg{}
+		select { // a poke during the coalescing wait is this refresh's too
+		case <-poke:
+			poked = true
+		default:
+		}
+		return evalsWakeMsg{poked: poked}
 	}
 }
 
 // onEvalsWake hands the rows (immutable, a slice of pointers), the exec alerts and where the
 // sandboxes' recent exec lines are to a command that links them.
-func (m *Model) onEvalsWake() tea.Cmd {
+func (m *Model) onEvalsWake(msg evalsWakeMsg) tea.Cmd {
 	w := m.opts.Evals
 	if w == nil {
 		return nil
+	}
+	now, last := m.opts.Now(), m.evals.set.Load()
+	if !msg.poked && w.LinkVersion() == last.linkVersion && now.Sub(last.at) < EvalsRelinkEvery {
+		// Only progress moved: the links stand; the open sample panel rereads.
+		return tea.Batch(waitEvals(m.ctx, w, m.evals.poke, w.Version()), m.broadcast(detail.SampleChanged{}))
 	}
 	rows := m.fleet.Rows()
 	alerts := execAlerts(m.watch.open)
 	x := m.execLines()
 	return func() tea.Msg {
-		v := w.Version()
+		v, lv := w.Version(), w.LinkVersion()
 		links := make(map[string]inspectlive.Link)
 		shown := make(map[string]*fleet.EvalLink)
 		for _, r := range rows {
@@ -111,7 +134,7 @@ func (m *Model) onEvalsWake() tea.Cmd {
 				links[r.SB.ID] = l
 			}
 		}
-		return linksMsg{version: v, update: fleet.PrepareLinks(rows, shown), links: links, agent: nameAlerts(w, links, alerts)}
+		return linksMsg{version: v, linkVersion: lv, at: now, update: fleet.PrepareLinks(rows, shown), links: links, agent: nameAlerts(w, links, alerts)}
 	}
 }
 
@@ -137,7 +160,7 @@ func recentExecs(x backends.ExecLines, sb backends.Sandbox) []string {
 
 func (m *Model) onLinks(msg linksMsg) tea.Cmd {
 	m.evals.refreshes++
-	m.evals.set.Store(&linkSet{links: msg.links, version: msg.version})
+	m.evals.set.Store(&linkSet{links: msg.links, version: msg.version, linkVersion: msg.linkVersion, at: msg.at})
 	m.evals.agent = msg.agent
 	m.watch.banner = m.alertLine()
 	return tea.Batch(m.fleet.ApplyLinks(msg.update), waitEvals(m.ctx, m.opts.Evals, m.evals.poke, msg.version),

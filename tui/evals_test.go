@@ -88,10 +88,18 @@ func TestChangedWakeIsOneRefreshComputedInACommand(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a published change did not wake the workbench")
 	}
+	// An agent's command is progress only: the links stand (until EvalsRelinkEvery).
+	m.update(evalsWakeMsg{})
+	if m.evals.refreshes != 1 {
+		t.Fatalf("%d refreshes after a wake for progress only; want the links to stand", m.evals.refreshes)
+	}
+	// A new sample is what links depend on: its wake relinks.
+	ew.sample("43", 1, "u43")
+	ew.poll()
 	_, cmd = m.update(evalsWakeMsg{})
 	m.update(cmd())
 	if m.evals.refreshes != 2 {
-		t.Fatalf("%d refreshes after two wakes", m.evals.refreshes)
+		t.Fatalf("%d refreshes after a new sample's wake", m.evals.refreshes)
 	}
 	go func() { wakes <- waitEvals(ctx, ew.w, m.evals.poke, ew.w.Version())() }()
 	select {

@@ -66,13 +66,17 @@ func TestDockerRowMatchedByTheBackendsExecLines(t *testing.T) {
 	sb := sandbox("docker:test", backends.KindDocker, project, "cybench", 1, time.Minute)
 	d.fleet = []backends.Sandbox{sb}
 	sup := supervisor.New([]backends.Backend{d}, supervisor.Backoff{})
-	m := New(Options{Evals: ew.w, Supervisor: sup, Now: func() time.Time { return t0 }})
+	// The exec lines are read at the periodic relink (EvalsRelinkEvery): each refresh below
+	// comes one period after the last.
+	clock := t0
+	m := New(Options{Evals: ew.w, Supervisor: sup, Now: func() time.Time { return clock }})
 	t.Cleanup(m.cancel)
 	m.update(tea.WindowSizeMsg{Width: 160, Height: 20})
 	m.fleet.Store().Put(fleet.NewRow("docker:test", sb, false))
 
 	refresh := func() (*fleet.EvalLink, linksMsg) {
 		t.Helper()
+		clock = clock.Add(EvalsRelinkEvery)
 		_, cmd := m.update(evalsWakeMsg{})
 		if cmd == nil {
 			t.Fatal("no refresh command")

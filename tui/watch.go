@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -197,14 +198,25 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 }
 
 // openAlerts pushes the alerts screen.
-func openAlerts(m *Model, c *screen.Context, _ string) tea.Cmd {
+func openAlerts(m *Model, c *screen.Context, arg string) tea.Cmd {
 	db, w := m.opts.State, m.opts.Watch
 	evals, set := m.opts.Evals, &m.evals.set
+	only := "" // `:alerts <sandbox>`: that sandbox's alerts only
+	if strings.TrimSpace(arg) != "" {
+		id, _, ok := m.triageTarget(c, "alerts", arg)
+		if !ok {
+			return nil
+		}
+		only = id
+	}
 	load := func() tea.Msg {
 		if db == nil {
 			return alerts.Loaded{Err: fmt.Errorf("no state file: alerts are unavailable")}
 		}
 		as, err := db.Alerts(state.AlertQuery{})
+		if only != "" {
+			as = slices.DeleteFunc(as, func(a state.Alert) bool { return a.SandboxID != only })
+		}
 		return alerts.Loaded{Alerts: as, Err: err, Agent: nameAlerts(evals, set.Load().links, as)}
 	}
 	who, authorize := m.identity(), watch.Authorizer(m.opts.Team.AuthorizeAck)

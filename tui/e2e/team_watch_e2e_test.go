@@ -71,9 +71,10 @@ func TestTeamWatchOverTwoSSHSessions(t *testing.T) {
 	pb.keys("y", "Enter") // y moves to OK
 	pb.wait("bob is viewer", 10*time.Second)
 
-	// alice acknowledges the alert from :alerts (the mark leaves both rows), then quarantines.
+	// alice acknowledges the alert from her sandbox's alerts (other tests' sandboxes on this
+	// engine raise their own: the mark leaves both rows), then quarantines.
 	pa.keys(":")
-	pa.literal("alerts")
+	pa.literal("alerts " + project)
 	pa.keys("Enter")
 	pa.waitRe(regexp.MustCompile(`(?m)^alerts\s+\(`), 10*time.Second)
 	pa.keys("A")
