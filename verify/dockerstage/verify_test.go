@@ -59,7 +59,7 @@ func check(res verify.Result, id, member string) []verify.Check {
 func TestHardenedHolds(t *testing.T) {
 	o := options(t, "hardened.yaml", nil)
 	o.Expect = "T0.H1.N2"
-	res := run(t, o)
+	res := runSteady(t, o)
 	logResult(t, res)
 	saveResult(t, "hardened.json", res)
 	if res.Exit != verify.ExitHolds || res.Measured.String() != "T0.H1.N2" {
@@ -152,7 +152,7 @@ func TestAllServices(t *testing.T) {
 	o := options(t, "hardened.yaml", nil)
 	o.Expect = "T0.H1.N2"
 	o.AllServices = true
-	res := run(t, o)
+	res := runSteady(t, o)
 	logResult(t, res)
 	if res.Exit != verify.ExitHolds || len(res.Probes) != 3 {
 		t.Fatalf("exit %d (%s), %d probe reports", res.Exit, res.Reason, len(res.Probes))
@@ -181,7 +181,7 @@ func TestPlantedCredential(t *testing.T) {
 	const secret = "sk-ant-api03-verify-test-secret-value-0123456789"
 	o := options(t, "credential.yaml", map[string]string{"ANTHROPIC_API_KEY": secret})
 	o.Expect = "T0.H1.N2"
-	res := run(t, o)
+	res := runSteady(t, o)
 	logResult(t, res)
 	if res.Exit != verify.ExitWeaker {
 		t.Fatalf("exit %d (%s)", res.Exit, res.Reason)
