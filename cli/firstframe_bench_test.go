@@ -71,6 +71,11 @@ func BenchmarkFirstFrameUnderTmux10k(b *testing.B) {
 	bin, args := firstFrameRig(b, 10_000)
 	socket := filepath.Join(b.TempDir(), "tmux.sock")
 	defer exec.Command(tmux, "-S", socket, "kill-server").Run()
+	// The operator's tmux server is running already: keep one up, or each kill-session of the
+	// last session would stop the server under the next new-session.
+	if out, err := exec.Command(tmux, "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keep", "sleep", "3600").CombinedOutput(); err != nil {
+		b.Fatalf("tmux: %v\n%s", err, out)
+	}
 	var cached []time.Duration
 	for i := range b.N {
 		home := b.TempDir()
