@@ -61,14 +61,8 @@ func TestWatchReportsActivity(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = cli.NetworkRemove(context.Background(), egress, client.NetworkRemoveOptions{}) })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r := &activityRecorder{}
-	done := make(chan error, 1)
-	go func() { done <- b.Watch(ctx, r.emit) }()
-	id := b.SandboxID(project)
-	member := project + "-default-1"
-	waitFor(t, 10*time.Second, "the sandbox listed", func() bool { r.mu.Lock(); defer r.mu.Unlock(); _, ok := r.fleet[id]; return ok })
+	r, stop := watchInto(t, b, project)
+	id, member := b.SandboxID(project), project+"-default-1"
 
 	const secret = "sk-test-0123456789abcdefghijklmnop"
 	bg := context.Background()
@@ -113,10 +107,7 @@ func TestWatchReportsActivity(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the die activity", func() bool { d, ok := r.find(sandbox.ActDie, member); return ok && d.Attrs["exit_code"] != "" })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 }
 
 func mapValues(m map[string]string) []string {
@@ -125,4 +116,24 @@ func mapValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// watchInto runs b.Watch into a recorder until stop (which fails the test if Watch failed) and
+// waits for project's sandbox to be listed.
+func watchInto(t *testing.T, b *Backend, project string) (r *activityRecorder, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	r = &activityRecorder{}
+	done := make(chan error, 1)
+	go func() { done <- b.Watch(ctx, r.emit) }()
+	id := b.SandboxID(project)
+	waitFor(t, 10*time.Second, "the sandbox listed", func() bool { r.mu.Lock(); defer r.mu.Unlock(); _, ok := r.fleet[id]; return ok })
+	return r, func() {
+		t.Helper()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
 }

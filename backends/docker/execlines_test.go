@@ -91,14 +91,8 @@ func TestWatchRemembersExecLinesInMemory(t *testing.T) {
 	cli := dockertest.Engine(t)
 	project := "rk-execl-" + dockertest.RunID
 	dockertest.Project(t, project, dockertest.Service{Name: "default"})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r := &activityRecorder{}
-	done := make(chan error, 1)
-	go func() { done <- b.Watch(ctx, r.emit) }()
-	id := b.SandboxID(project)
-	member := project + "-default-1"
-	waitFor(t, 10*time.Second, "the sandbox listed", func() bool { r.mu.Lock(); defer r.mu.Unlock(); _, ok := r.fleet[id]; return ok })
+	r, stop := watchInto(t, b, project)
+	id, member := b.SandboxID(project), project+"-default-1"
 
 	const secret = "sk-test-abcdefghijklmnop0123456789"
 	argv := []string{"timeout", "-k", "5s", "180s", "sh", "-c", "echo " + secret + " >/dev/null"}
@@ -126,8 +120,5 @@ func TestWatchRemembersExecLinesInMemory(t *testing.T) {
 
 	dockertest.RemoveProject(cli, project)
 	waitFor(t, 20*time.Second, "the lines dropped with the sandbox", func() bool { return b.RecentExecs(id) == nil })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 }

@@ -44,19 +44,7 @@ func newDaemon(t *testing.T) (*daemon.Daemon, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := filepath.Join(dir, "rk.sock")
-	l, err := sockapi.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := sockapi.New(d, nil, sockapi.AttachOptions{})
-	go srv.Serve(l)
-	t.Cleanup(func() {
-		c, cc := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cc()
-		d.Shutdown(c)
-		srv.Shutdown(c)
-	})
+	sock := serveSocket(t, d, dir)
 	return d, sock
 }
 
@@ -171,3 +159,22 @@ func TestAttachRefusesGarbage(t *testing.T) {
 }
 
 func netDial(sock string) (net.Conn, error) { return net.DialTimeout("unix", sock, 5*time.Second) }
+
+// serveSocket serves d's socket in dir until the test ends, then stops the daemon and it.
+func serveSocket(t *testing.T, d *daemon.Daemon, dir string) string {
+	t.Helper()
+	sock := filepath.Join(dir, "rk.sock")
+	l, err := sockapi.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sockapi.New(d, nil, sockapi.AttachOptions{})
+	go srv.Serve(l)
+	t.Cleanup(func() {
+		c, cc := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cc()
+		d.Shutdown(c)
+		srv.Shutdown(c)
+	})
+	return sock
+}

@@ -48,19 +48,7 @@ func TestShellInTheAttachedWorkbench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := filepath.Join(dir, "rk.sock")
-	l, err := sockapi.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := sockapi.New(d, nil, sockapi.AttachOptions{})
-	go srv.Serve(l)
-	t.Cleanup(func() {
-		c, cc := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cc()
-		d.Shutdown(c)
-		srv.Shutdown(c)
-	})
+	sock := serveSocket(t, d, dir)
 
 	in, keys := io.Pipe()
 	defer keys.Close()
