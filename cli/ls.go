@@ -40,7 +40,7 @@ func newLsCmd(f *factory, runF func(context.Context, *lsOptions) error) *cobra.C
 				return err
 			}
 			return runOr(cmd, opts, runF, func(ctx context.Context, o *lsOptions) error {
-				f.onlyBackend = o.Backend // build and wait for the named backends only (lsstream.go)
+				f.onlyBackend = o.Backend // build and wait for the named backends only (app.Options.Only)
 				if o.Output == "json" {
 					s, err := f.Supervisor()
 					if err != nil {
