@@ -52,15 +52,17 @@ type App struct {
 	backends     []backends.Backend
 	backendsErr  error
 
-	mu         sync.Mutex
-	sup        *supervisor.Supervisor
-	supErr     error
-	holdLists  <-chan struct{}
+	mu        sync.Mutex
+	sup       *supervisor.Supervisor
+	supErr    error
+	holdLists <-chan struct{}
+	evals     *inspectlive.Watcher
+	evalsErr  error
+	closers   []func()
+
+	watchMu    sync.Mutex
 	watcher    *watch.Watcher
 	watcherErr error
-	evals      *inspectlive.Watcher
-	evalsErr   error
-	closers    []func()
 }
 
 // New returns an App; nothing is built or opened until asked for.

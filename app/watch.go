@@ -15,18 +15,12 @@ import (
 // (which reads every stored baseline) until Begin: the workbench begins it once the cached
 // fleet is painted. A second call returns the same watch, whatever it asks.
 func (a *App) Watcher(deferred bool) (*watch.Watcher, error) {
-	a.mu.Lock()
-	w, err := a.watcher, a.watcherErr
-	a.mu.Unlock()
-	if w != nil || err != nil {
-		return w, err
+	a.watchMu.Lock() // held while it starts: two callers at once must not start two watches
+	defer a.watchMu.Unlock()
+	if a.watcher != nil || a.watcherErr != nil {
+		return a.watcher, a.watcherErr
 	}
-	w, err = a.startWatcher(deferred)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.watcher == nil && a.watcherErr == nil {
-		a.watcher, a.watcherErr = w, err
-	}
+	a.watcher, a.watcherErr = a.startWatcher(deferred)
 	return a.watcher, a.watcherErr
 }
 
