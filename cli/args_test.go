@@ -29,12 +29,7 @@ func parse[O any](t *testing.T, build func(f *factory, runF func(context.Context
 }
 
 func TestCommandsParseArgumentsAndFlagsWithoutAnEngine(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T) (any, error)
-		want any
-		err  string
-	}{
+	checkParses(t, []parseCase{
 		{"snapshot", func(t *testing.T) (any, error) {
 			o, err := parse(t, newSnapshotCmd, "web", "--name", "s1", "--no-pause", "-o", "json")
 			return deref(o), err
@@ -111,23 +106,7 @@ func TestCommandsParseArgumentsAndFlagsWithoutAnEngine(t *testing.T) {
 			o, err := parse(t, newPVECmdSim, "--secret-file", "s", "--error-rate", "1.5")
 			return deref(o), err
 		}, pveSimOptions{}, "--error-rate must be between 0 and 1"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.run(t)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("options\n got %+v\nwant %+v", got, tc.want)
-			}
-		})
-	}
+	})
 }
 
 func TestSnapshotsSubcommandsParse(t *testing.T) {
@@ -170,4 +149,35 @@ func newPVECmdSim(f *factory, runF func(context.Context, *pveSimOptions) error) 
 		root.SetErr(cmd.ErrOrStderr())
 		return root.Execute()
 	}}
+}
+
+// parseCase is one command line parsed through a command's runF seam: the options it gives, or
+// the error it must say.
+type parseCase struct {
+	name string
+	run  func(t *testing.T) (any, error)
+	want any
+	err  string
+}
+
+// checkParses runs each case as a subtest.
+func checkParses(t *testing.T, cases []parseCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.run(t)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("options\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
 }

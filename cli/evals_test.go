@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -24,12 +23,7 @@ import (
 // at 499e6152); inspectfiles_test.go says from which of its source files.
 
 func TestEvalsAndTeardownOrphansParseFlags(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T) (any, error)
-		want any
-		err  string
-	}{
+	checkParses(t, []parseCase{
 		{"evals defaults", func(t *testing.T) (any, error) {
 			o, err := parse(t, newEvalsCmd)
 			return trimEvals(o), err
@@ -66,23 +60,7 @@ func TestEvalsAndTeardownOrphansParseFlags(t *testing.T) {
 			o, err := parse(t, newTeardownCmd, "--orphans", "--force")
 			return deref(o), err
 		}, teardownOptions{}, "--force cannot go with --orphans"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.run(t)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("options\n got %+v\nwant %+v", got, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // trimEvals drops the clock seam, which DeepEqual cannot compare.

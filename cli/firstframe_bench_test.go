@@ -66,6 +66,9 @@ func firstFrameRig(b *testing.B, n int) (bin string, args []string) {
 func BenchmarkFirstFrameUnderTmux10k(b *testing.B) {
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
+		if os.Getenv("CI") == "true" {
+			b.Fatalf("tmux required in CI: %v", err)
+		}
 		b.Skipf("no tmux: %v", err)
 	}
 	bin, args := firstFrameRig(b, 10_000)

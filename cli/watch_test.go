@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,12 +25,7 @@ func releaseCmd(f *factory, runF func(context.Context, *containOptions) error) *
 }
 
 func TestWatchCommandsParseWithoutAnEngine(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T) (any, error)
-		want any
-		err  string
-	}{
+	checkParses(t, []parseCase{
 		{"alerts since yaml", func(t *testing.T) (any, error) {
 			o, err := parse(t, newAlertsCmd, "--since", "90m", "-o", "yaml", "--open")
 			return deref(o), err
@@ -60,23 +54,7 @@ func TestWatchCommandsParseWithoutAnEngine(t *testing.T) {
 			o, err := parse(t, quarantineCmd, "a", "b")
 			return deref(o), err
 		}, containOptions{}, "accepts 1 arg"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.run(t)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("options = %+v, want %+v", got, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // `alerts -o json|yaml` lists what the watch stored; `--ack ID` acknowledges as the local
